@@ -1,0 +1,67 @@
+"""Names the mistake: from the submission's behaviour under inputs and weights the grader controls."""
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from pathlib import Path
+
+from grader.results import Diagnosis, Status, Verdict
+
+CATALOG = Path(__file__).with_name("catalog.toml")
+
+
+@cache
+def texts() -> dict:
+    return tomllib.loads(CATALOG.read_text(encoding="utf-8"))
+
+
+def make(id: str, *evidence: str) -> Diagnosis:
+    t = texts()[id]
+    return Diagnosis(id, t["title"], t["explanation"], t["hint"], [e for e in evidence if e])
+
+
+def _merge(found: list[Diagnosis]) -> list[Diagnosis]:
+    out: dict[str, Diagnosis] = {}
+    for d in found:
+        if d.id in out:
+            out[d.id].evidence += [e for e in d.evidence if e not in out[d.id].evidence]
+        else:
+            out[d.id] = d
+    return list(out.values())
+
+
+def diagnose(ex, harness, verdict: Verdict, *, violations=(), syntax=None, untouched=False) -> list[Diagnosis]:
+    """Most likely mistakes first. Empty only when nothing failed."""
+    from grader.sandbox import SubmissionError, WorkerGone
+
+    if syntax is not None:
+        return [make("syntax_error", f"line {syntax.lineno}: {syntax.msg}")]
+    if violations:
+        return _merge([make(v.rule, str(v)) for v in violations])
+    failures = verdict.failures()
+    load = harness.load_error
+    not_impl = [f for f in failures if f.message.startswith("not implemented yet")]
+    if untouched or (isinstance(load, SubmissionError) and load.not_implemented) or (failures and len(not_impl) == len(failures)):
+        where = not_impl[0].message if not_impl else "the file is unchanged from the skeleton"
+        return [make("not_started", where)]
+    if isinstance(load, WorkerGone):
+        return [make(load.reason, load.detail)]
+    if isinstance(load, SubmissionError):
+        return [make("memory_limit" if load.memory else "import_error", str(load))]
+    found: list[Diagnosis] = []
+    gone = harness.sandbox.gone if harness.sandbox is not None else None
+    if gone is not None and gone.reason == "timeout":
+        found.append(make("timeout", gone.detail))
+    for f in failures:
+        if f.status is Status.ERROR and ("most likely for exceeding" in f.message or "can't allocate memory" in f.message):
+            found.append(make("memory_limit", f.message))
+        elif f.status is Status.ERROR and f.message.startswith("the submission ended the worker"):
+            found.append(make("crash", f.message))
+    if gone is None or gone.reason != "timeout":
+        from grader.diagnosis.behaviour import behavioural
+
+        found += behavioural(ex, harness, verdict)
+    if not found:
+        nan = next((f.message for f in failures if "NaN" in f.message), None)
+        found.append(make("nan_output", nan) if nan else make("wrong_output", *(f"{f.name}: {f.message}" for f in failures[:2])))
+    return _merge(found)

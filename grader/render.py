@@ -1,0 +1,39 @@
+"""Terminal presentation: Jinja templates from templates/, printed through rich (honours NO_COLOR)."""
+from __future__ import annotations
+
+from functools import cache
+
+import jinja2
+from rich.console import Console
+from rich.markup import escape
+
+from grader.catalog import kit_dir, load_catalog
+from grader.results import Verdict
+
+
+@cache
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(kit_dir("templates")), undefined=jinja2.StrictUndefined,
+                             autoescape=False, keep_trailing_newline=False)
+    env.filters["esc"] = lambda s: escape(str(s))
+    return env
+
+
+def verdict_text(v: Verdict, *, path: str, path_arg: str = "", verbose: bool = False, limit: int = 6) -> str:
+    """Rich-markup text for one verdict; repeated identical messages are folded unless verbose."""
+    catalog = load_catalog()
+    ex = catalog.get(v.exercise)
+    failures = v.failures()
+    shown, seen = [], set()
+    for t in failures:
+        if verbose or (t.message not in seen and len(shown) < limit):
+            shown.append(t)
+            seen.add(t.message)
+    return environment().get_template("verdict.term.j2").render(
+        v=v, failures=failures, shown=shown, hidden=len(failures) - len(shown), verbose=verbose,
+        diagnosis=v.diagnoses[0] if v.diagnoses else None, hints=ex.hints, next=catalog.next_after(ex),
+        path=path, path_arg=path_arg)
+
+
+def console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)

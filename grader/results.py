@@ -1,0 +1,88 @@
+"""Typed results: what a grading run produces, and its versioned JSON form (SPEC section 5)."""
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+
+SCHEMA_VERSION = 1
+
+
+class Status(str, enum.Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    SKIPPED = "skipped"
+
+
+@dataclass
+class TestResult:
+    name: str
+    category: str
+    status: Status
+    message: str = ""
+    points: int = 1
+    line: int | None = None  # the submission line the failure points at, when known
+
+    @property
+    def score(self) -> int:
+        return self.points if self.status is Status.PASSED else 0
+
+
+@dataclass
+class Diagnosis:
+    id: str
+    title: str
+    explanation: str
+    hint: str
+    evidence: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Verdict:
+    exercise: int
+    slug: str
+    title: str
+    tests: list[TestResult]
+    diagnoses: list[Diagnosis]
+    device: str
+    duration_s: float
+    state: str = "graded"  # "graded" | "not_started"
+    output: str = ""  # what the submission printed (truncated)
+    topics: tuple[str, ...] = ()
+
+    @property
+    def score(self) -> int:
+        return sum(t.score for t in self.tests)
+
+    @property
+    def max_score(self) -> int:
+        return sum(t.points for t in self.tests)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.tests) and all(t.status is Status.PASSED for t in self.tests)
+
+    def failures(self) -> list[TestResult]:
+        return [t for t in self.tests if t.status not in (Status.PASSED, Status.SKIPPED)]
+
+    def to_json(self) -> dict:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "exercise": self.exercise,
+            "slug": self.slug,
+            "passed": self.passed,
+            "score": self.score,
+            "max_score": self.max_score,
+            "state": self.state,
+            "tests": [
+                {"name": t.name, "category": t.category, "status": t.status.value, "message": t.message,
+                 "points": t.points, "score": t.score, "line": t.line}
+                for t in self.tests
+            ],
+            "diagnoses": [asdict(d) for d in self.diagnoses],
+            "device": self.device,
+            "duration_s": round(self.duration_s, 3),
+            "output": self.output,
+            "topics": list(self.topics),
+        }

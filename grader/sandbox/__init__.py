@@ -1,0 +1,4 @@
+"""Running untrusted submissions: the worker process and the trusted side that drives it."""
+from grader.sandbox.session import Limits, Sandbox, SubmissionError, WorkerGone
+
+__all__ = ["Limits", "Sandbox", "SubmissionError", "WorkerGone"]

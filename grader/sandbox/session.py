@@ -1,0 +1,229 @@
+"""The trusted side of the sandbox: starts a worker under limits, talks to it, and always ends it.
+
+The worker gets its own process group, temporary directory, environment and resource limits.
+Every request has a deadline taken from one wall-clock budget for the whole session, so a
+submission that hangs costs that budget once; after that every request fails at once.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.sandbox import protocol
+
+PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+BOOT = "import sys; sys.path.insert(0, sys.argv.pop(1)); from grader.sandbox.worker import main; main()"
+CLONE_NEWNET = 0x40000000
+PR_SET_PDEATHSIG = 1
+
+
+@dataclass(frozen=True)
+class Limits:
+    wall_s: float = 30.0
+    cpu_s: int = 60
+    memory_mb: int = 2048
+    file_mb: int = 4
+    output_kb: int = 8
+
+
+class WorkerGone(Exception):
+    """The worker cannot answer any more: it timed out, crashed or ran out of memory."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(detail)
+        self.reason = reason  # "timeout" | "crash" | "memory_limit"
+        self.detail = detail
+
+
+class SubmissionError(Exception):
+    """The submission raised an exception inside the worker (reported, not re-raised there)."""
+
+    def __init__(self, info: dict):
+        self.type = str(info.get("type", "Exception"))[:80]
+        self.message = str(info.get("message", ""))[:600]
+        self.line = info.get("line") if isinstance(info.get("line"), int) else None
+        self.not_implemented = info.get("not_implemented") is True
+        self.memory = info.get("memory") is True
+        where = f" (line {self.line})" if self.line else ""
+        super().__init__(f"{self.type}{where}: {self.message}" if self.message else f"{self.type}{where}")
+
+
+def _limit_child(limits: Limits) -> None:
+    """Runs in the forked child before exec: resource limits, death signal, no network if allowed."""
+    mb = 1 << 20
+    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb * mb, limits.memory_mb * mb))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb * mb, limits.file_mb * mb))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    libc.unshare(CLONE_NEWNET)  # fails quietly without privileges; then the policy check is the guard
+
+
+class Sandbox:
+    """One worker process for one submission file."""
+
+    def __init__(self, submission: Path, *, limits: Limits = Limits()):
+        self.submission = Path(submission)
+        self.limits = limits
+        self.proc: subprocess.Popen | None = None
+        self.gone: WorkerGone | None = None
+        self.deadline = 0.0
+        self.output = bytearray()
+        self.output_total = 0
+        self.starts = 0
+        self._tmp: str | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> "Sandbox":
+        if not self.deadline:
+            self.deadline = time.monotonic() + self.limits.wall_s
+        self._tmp = tempfile.mkdtemp(prefix="attention-kit-")
+        target = os.path.join(self._tmp, "submission.py")
+        shutil.copyfile(self.submission, target)
+        req_r, self._req_w = os.pipe()
+        self._resp_r, resp_w = os.pipe()
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self._tmp, "TMPDIR": self._tmp,
+               "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-c", BOOT, PACKAGE_PARENT, target, str(req_r), str(resp_w)],
+            cwd=self._tmp, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            pass_fds=(req_r, resp_w), start_new_session=True, preexec_fn=lambda: _limit_child(self.limits),
+        )
+        os.close(req_r)
+        os.close(resp_w)
+        os.set_blocking(self._req_w, False)
+        self.starts += 1
+        self.gone = None
+        threading.Thread(target=self._drain, args=(self.proc.stdout,), daemon=True).start()
+        return self
+
+    def _drain(self, stream) -> None:
+        cap = self.limits.output_kb * 1024
+        for chunk in iter(lambda: stream.read1(65536), b""):
+            self.output_total += len(chunk)
+            if len(self.output) < cap:
+                self.output += chunk[: cap - len(self.output)]
+
+    def captured_output(self) -> str:
+        text = self.output.decode("utf-8", "replace")
+        if self.output_total > len(self.output):
+            text += f"\n[... {self.output_total - len(self.output)} more bytes of output not shown]"
+        return text
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self._kill()
+            for fd in (self._req_w, self._resp_r):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self.proc.stdout.close()
+            self.proc = None
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def _kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+    def __enter__(self) -> "Sandbox":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def remaining(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    # -- requests --------------------------------------------------------------------------
+    def request(self, header: dict, tensors: dict | None = None) -> tuple[dict, dict]:
+        """Send one request; return the worker's (header, tensors). Raises WorkerGone or SubmissionError."""
+        if self.gone is not None:
+            raise self.gone
+        data = protocol.encode(header, tensors)
+        with selectors.DefaultSelector() as sel:
+            self._send(sel, memoryview(data))
+            frame = self._receive(sel)
+        try:
+            reply, out = protocol.decode(frame)
+        except protocol.ProtocolError as exc:
+            raise self._fail("crash", f"the worker sent an unreadable reply ({exc})") from None
+        if reply.get("ok") is True:
+            return reply, out
+        raise SubmissionError(reply.get("error") if isinstance(reply.get("error"), dict) else {})
+
+    def _send(self, sel, view: memoryview) -> None:
+        sel.register(self._req_w, selectors.EVENT_WRITE)
+        try:
+            while view:
+                if not sel.select(self.remaining()):
+                    raise self._fail("timeout", self._timeout_message())
+                try:
+                    view = view[os.write(self._req_w, view) :]
+                except BrokenPipeError:
+                    raise self._fail(*self._death()) from None
+        finally:
+            sel.unregister(self._req_w)
+
+    def _receive(self, sel) -> bytes:
+        sel.register(self._resp_r, selectors.EVENT_READ)
+        buf = bytearray()
+        try:
+            while True:
+                try:
+                    need = protocol.split_lengths(buf)
+                except protocol.ProtocolError as exc:
+                    raise self._fail("crash", f"the worker sent a malformed reply ({exc})") from None
+                if need is not None and len(buf) >= need:
+                    return bytes(buf[:need])
+                if not sel.select(self.remaining()):
+                    raise self._fail("timeout", self._timeout_message())
+                chunk = os.read(self._resp_r, 1 << 20)
+                if not chunk:
+                    raise self._fail(*self._death())
+                buf += chunk
+        finally:
+            sel.unregister(self._resp_r)
+
+    def _timeout_message(self) -> str:
+        return f"the submission was still running after the {self.limits.wall_s:g} s time limit and was stopped"
+
+    def _death(self) -> tuple[str, str]:
+        try:
+            code = self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return "crash", "the worker closed its reply channel and was stopped"
+        if code == -signal.SIGXCPU:
+            return "timeout", f"the submission used more than {self.limits.cpu_s} s of CPU time"
+        if code == -signal.SIGKILL:
+            return "memory_limit", f"the worker was killed, most likely for exceeding {self.limits.memory_mb} MB of memory"
+        if code == -signal.SIGXFSZ:
+            return "crash", f"the submission wrote a file larger than {self.limits.file_mb} MB"
+        if code < 0:
+            return "crash", f"the worker died from signal {signal.Signals(-code).name}"
+        return "crash", f"the submission ended the worker process (exit status {code})"
+
+    def _fail(self, reason: str, detail: str) -> WorkerGone:
+        self._kill()
+        self.gone = WorkerGone(reason, detail)
+        return self.gone

@@ -1,0 +1,216 @@
+"""The sandbox worker: the only process that runs submission code.
+
+It holds no reference solution and no hidden test. It answers requests from the grader
+(import the submission, describe an entry point, run it on tensors the grader sends) and
+returns plain tensors. Anything it sends back is treated by the grader as untrusted data.
+
+Usage (by the grader only): python -I -m grader.sandbox.worker SUBMISSION.py REQUEST_FD RESPONSE_FD
+"""
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import sys
+import traceback
+import types
+
+import torch
+
+from grader.sandbox.protocol import decode, encode, read_frame
+
+DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+MAX_MESSAGE = 600
+
+
+class _LazyDynamo(types.ModuleType):
+    """Stands in for torch._dynamo, whose import costs about a second.
+
+    torch wraps its Python decompositions (used on the meta device) in a call to
+    torch._dynamo.disable(fn), which only matters while torch.compile is tracing; the
+    worker never compiles, so that call may return fn. Anything else imports the real module.
+    """
+
+    def disable(self, fn=None, recursive=True, **kwargs):
+        return fn if fn is not None else (lambda f: f)
+
+    def __getattr__(self, name):
+        del sys.modules["torch._dynamo"]
+        real = importlib.import_module("torch._dynamo")
+        return getattr(real, name)
+
+
+class Worker:
+    def __init__(self, path: str):
+        self.path = os.path.abspath(path)
+        self.module = None
+
+    # -- error reporting ------------------------------------------------------------------
+    def error(self, exc: BaseException) -> dict:
+        line = None
+        for frame in traceback.extract_tb(exc.__traceback__):
+            if os.path.abspath(frame.filename) == self.path:
+                line = frame.lineno
+        if isinstance(exc, SyntaxError) and exc.filename and os.path.abspath(exc.filename) == self.path:
+            line = exc.lineno
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return {
+            "ok": False,
+            "error": {
+                "type": type(exc).__name__,
+                "message": message[:MAX_MESSAGE],
+                "line": line,
+                "not_implemented": isinstance(exc, NotImplementedError),
+                "memory": "can't allocate memory" in str(exc) or isinstance(exc, MemoryError),
+            },
+        }
+
+    # -- requests -------------------------------------------------------------------------
+    def load(self, req, tensors):
+        spec = importlib.util.spec_from_file_location("submission", self.path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["submission"] = module
+        spec.loader.exec_module(module)
+        self.module = module
+        return {"ok": True}, {}
+
+    def entry(self, name):
+        if self.module is None:
+            raise RuntimeError("the submission was not loaded")
+        if not hasattr(self.module, name):
+            raise AttributeError(f"the submission defines no {name!r}")
+        return getattr(self.module, name)
+
+    def describe(self, req, tensors):
+        obj = self.entry(req["entry"])
+        info = {"ok": True, "is_class": isinstance(obj, type), "callable": callable(obj)}
+        try:
+            params = inspect.signature(obj).parameters.values()
+            info["parameters"] = [p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        except (TypeError, ValueError):
+            info["parameters"] = None
+        if info["is_class"]:
+            info["is_module"] = issubclass(obj, torch.nn.Module)
+        if req.get("init") is not None:
+            module = self.construct(obj, req["init"], req.get("seed", 0))
+            info["params"] = {n: list(p.shape) for n, p in module.named_parameters()}
+            info["buffers"] = {n: [list(b.shape), str(b.dtype)] for n, b in module.named_buffers()}
+            info["forward_parameters"] = [p for p in inspect.signature(module.forward).parameters]
+        return info, {}
+
+    def construct(self, cls, init, seed):
+        torch.manual_seed(seed)
+        module = cls(**init)
+        if not isinstance(module, torch.nn.Module):
+            raise TypeError(f"{cls.__name__}(...) did not build a torch.nn.Module")
+        return module
+
+    def construct_raises(self, req, tensors):
+        try:
+            self.construct(self.entry(req["entry"]), req["init"], 0)
+        except Exception as exc:  # the contract asks for an exception, any kind
+            return {"ok": True, "raised": type(exc).__name__}, {}
+        return {"ok": True, "raised": None}, {}
+
+    def load_params(self, module, tensors):
+        own = dict(module.named_parameters())
+        given = {k[len("param.") :]: v for k, v in tensors.items() if k.startswith("param.")}
+        missing = sorted(set(given) - set(own))
+        extra = sorted(set(own) - set(given))
+        if missing or extra:
+            parts = []
+            if missing:
+                parts.append("missing parameter(s) " + ", ".join(missing))
+            if extra:
+                parts.append("unexpected parameter(s) " + ", ".join(extra))
+            raise LookupError("; ".join(parts))
+        with torch.no_grad():
+            for name, value in given.items():
+                if tuple(own[name].shape) != tuple(value.shape):
+                    raise ValueError(f"parameter {name} has shape {tuple(own[name].shape)}, expected {tuple(value.shape)}")
+                own[name].copy_(value)
+
+    def run(self, req, tensors):
+        dtype = DTYPES[req.get("dtype", "float64")]
+        device = torch.device(req.get("device", "cpu"))
+        seed = req.get("seed", 0)
+        obj = self.entry(req["entry"])
+        params = {}
+        if req.get("init") is not None:
+            fn = self.construct(obj, req["init"], seed)
+            self.load_params(fn, tensors)
+            fn = fn.to(dtype=dtype).to(device)
+            fn.train(bool(req.get("train", False)))
+            params = dict(fn.named_parameters())
+        else:
+            fn = obj
+
+        def arg(name):
+            t = tensors[name]
+            if t.is_floating_point():
+                t = t.to(dtype)
+            t = t.to(device)
+            if req.get("grad") and t.is_floating_point():
+                t.requires_grad_(True)
+            return t
+
+        args = [arg(n) for n in req.get("args", [])]
+        kwargs = {k: arg(n) for k, n in req.get("kwargs", {}).items()}
+        torch.manual_seed(seed + 1)
+        with torch.set_grad_enabled(bool(req.get("grad"))):
+            result = fn(*args, **kwargs)
+        outs = list(result) if isinstance(result, (tuple, list)) else [result]
+        if not all(isinstance(o, torch.Tensor) for o in outs):
+            kinds = ", ".join(type(o).__name__ for o in outs)
+            raise TypeError(f"expected tensor output(s), got {kinds}")
+        header = {"ok": True, "outputs": [{"shape": list(o.shape), "dtype": str(o.dtype).removeprefix("torch.")} for o in outs]}
+        if device.type == "meta":
+            return header, {}
+        out_tensors = {f"out.{i}": o.detach().to("cpu", copy=True) for i, o in enumerate(outs)}
+        if req.get("grad"):
+            grad_outs = [tensors[g].to(dtype=dtype, device=device) for g in req["grad"]]
+            # a scalar loss whose gradient is the vector-Jacobian product with grad_outs
+            # (cheaper to start than backward(grad_tensors), which imports torch.fx on first use)
+            sum((o * g).sum() for o, g in zip(outs, grad_outs)).backward()
+            names = list(req.get("args", [])) + [f"kw.{k}" for k in req.get("kwargs", {})]
+            for name, t in zip(names, args + list(kwargs.values())):
+                if t.grad is not None:
+                    out_tensors[f"grad.{name}"] = t.grad.detach().to("cpu", copy=True)
+            for name, p in params.items():
+                if p.grad is not None:
+                    out_tensors[f"grad.param.{name}"] = p.grad.detach().to("cpu", copy=True)
+        return header, out_tensors
+
+    def handle(self, header, tensors):
+        op = getattr(self, header.get("op", ""), None)
+        if op is None or header["op"] not in {"load", "describe", "construct_raises", "run"}:
+            return {"ok": False, "error": {"type": "ProtocolError", "message": f"unknown op {header.get('op')!r}"}}, {}
+        try:
+            return op(header, tensors)
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt from the submission included
+            return self.error(exc), {}
+
+
+def main() -> None:
+    path, req_fd, resp_fd = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    torch.set_num_threads(1)
+    if "torch._dynamo" not in sys.modules:
+        sys.modules["torch._dynamo"] = _LazyDynamo("torch._dynamo")
+    worker = Worker(path)
+    while True:
+        frame = read_frame(req_fd)
+        if frame is None:
+            break
+        header, tensors = decode(frame)
+        reply, out = worker.handle(header, tensors)
+        try:
+            data = encode(reply, out)
+        except BaseException as exc:
+            data = encode(worker.error(exc))
+        view = memoryview(data)
+        while view:
+            view = view[os.write(resp_fd, view) :]
+
+
+if __name__ == "__main__":
+    main()

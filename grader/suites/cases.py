@@ -1,0 +1,76 @@
+"""Inputs the suites sweep over, derived from the exercise metadata."""
+from __future__ import annotations
+
+import torch
+
+from grader.catalog import Exercise
+
+PROBE_TOKENS = 4
+
+
+def init_cases(ex: Exercise) -> list[tuple[str, dict]]:
+    """(id, constructor arguments): the base configuration, then each sweep override."""
+    cases = [("base", dict(ex.config))]
+    for override in ex.sweep:
+        cases.append(("-".join(f"{k}={v}" for k, v in override.items()), {**ex.config, **override}))
+    return cases
+
+
+def input_shapes(ex: Exercise, init: dict) -> list[tuple[int, ...]]:
+    """Batch 2 and 1, tokens full/short/1 (short = fewer than context_length), 2-D where allowed."""
+    d_in = ex.dim("input", init)
+    ctx = ex.dim("context", init)
+    tokens = [ctx, max(ctx - 3, 2), 1] if ctx else [6, 3, 1]
+    shapes = [(2, tokens[1], d_in), (2, tokens[0], d_in), (1, tokens[2], d_in), (3, tokens[1], d_in)]
+    if ex.has("unbatched"):
+        shapes += [(tokens[0], d_in), (1, d_in)]
+    return shapes
+
+
+def output_shape(ex: Exercise, init: dict, x_shape: tuple[int, ...]) -> tuple[int, ...]:
+    return (*x_shape[:-1], ex.dim("output", init))
+
+
+def probe_params(ex: Exercise, weights: dict[str, torch.Tensor]) -> tuple[dict, torch.Tensor]:
+    """Weights and input that make each head's output spell out its attention weights.
+
+    Token j's input is one-hot at j plus a 1 at PROBE_TOKENS; the value projection copies those
+    PROBE_TOKENS + 1 features into every head, and the output projection is the identity. So
+    output[..., i, h*hs + j] is head h's weight of query i on key j, and output[..., i, h*hs + T]
+    is that row's sum.
+    """
+    init = ex.probe
+    T = PROBE_TOKENS
+    d_in, d_out = ex.dim("input", init), ex.dim("output", init)
+    heads = ex.dim("heads", init) or 1
+    hs = d_out // heads
+    assert d_in >= T + 1 and hs >= T + 1, "probe config too small for the one-hot trick"
+    params = {}
+    for name, w in weights.items():
+        role = next((r for r, prefix in ex.roles.items() if name.startswith(prefix + ".")), None)
+        if name.endswith(".bias") and role in ("v", "o", "q", "k"):
+            params[name] = torch.zeros_like(w)
+        elif role == "v":
+            wv = torch.zeros_like(w)
+            for h in range(heads):
+                for j in range(T + 1):
+                    wv[h * hs + j, j] = 1.0
+            params[name] = wv
+        elif role == "o":
+            params[name] = torch.eye(d_out, dtype=w.dtype)
+        else:
+            params[name] = w
+    x = torch.zeros(T, d_in, dtype=torch.float64)
+    x[torch.arange(T), torch.arange(T)] = 1.0
+    x[:, T] = 1.0
+    return params, x
+
+
+def read_weights(ex: Exercise, out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(weights (..., heads, T, T), row sums (..., heads, T)) from a probe output (..., T, d_out)."""
+    init = ex.probe
+    T = PROBE_TOKENS
+    heads = ex.dim("heads", init) or 1
+    hs = ex.dim("output", init) // heads
+    blocks = out.unflatten(-1, (heads, hs)).movedim(-2, -3)  # (..., heads, T, hs)
+    return blocks[..., :T], blocks[..., T]

@@ -1,0 +1,61 @@
+import torch
+
+from grader.suites import check, needs
+from grader.suites.cases import probe_params, read_weights
+from grader.suites.harness import compare, expect
+
+
+@check("dropout")
+@needs("dropout")
+def test_eval_mode_is_deterministic_and_dropout_free(kit, ex):
+    """With dropout=0.5 in eval mode, outputs are reproducible and equal the dropout-free reference."""
+    init = {**ex.config, ex.dims["dropout"]: 0.5}
+    params = kit.weights(init)
+    x = kit.randn(2, ex.dim("context", init), ex.dim("input", init))
+    first, _ = kit.run(init, [x], params=params, seed=1)
+    second, _ = kit.run(init, [x], params=params, seed=2)
+    compare(second[0], first[0], "two eval-mode runs")
+    want, _ = kit.ref_run(init, [x], params=params)
+    compare(first[0], want[0], "eval-mode output with dropout=0.5")
+
+
+@check("dropout")
+@needs("dropout")
+def test_training_mode_with_zero_dropout_matches(kit, ex):
+    """With dropout=0.0, training mode gives the reference output."""
+    init = {**ex.config, ex.dims["dropout"]: 0.0}
+    params = kit.weights(init)
+    x = kit.randn(2, ex.dim("context", init), ex.dim("input", init))
+    got, _ = kit.run(init, [x], params=params, train=True)
+    want, _ = kit.ref_run(init, [x], params=params)
+    compare(got[0], want[0], "training-mode output with dropout=0.0")
+
+
+@check("dropout")
+@needs("dropout")
+def test_training_drops_attention_weights(kit, ex):
+    """In training mode each attention weight is either dropped (0) or scaled by 1/(1-p), and nothing else changes.
+
+    Read through one-hot values: any RNG draw order passes, dropout anywhere else does not.
+    """
+    p = ex.dim("dropout", ex.probe)
+    params, x = probe_params(ex, kit.weights(ex.probe))
+    batch = 16
+    got, _ = kit.run(ex.probe, [x.expand(batch, *x.shape).clone()], params=params, train=True, seed=3)
+    want, _ = kit.ref_run(ex.probe, [x[None]], params=params)
+    w, sums = read_weights(ex, got[0])  # (batch, heads, T, T)
+    w_ref, _ = read_weights(ex, want[0])
+    kept = w_ref.expand_as(w) / (1 - p)
+    live = kept > 1e-9
+    is_kept = (w - kept).abs() <= 1e-7 * (1 + kept)
+    is_dropped = w.abs() <= 1e-12
+    odd = live & ~is_kept & ~is_dropped
+    if odd.any():
+        b, h, i, j = (int(v) for v in torch.unravel_index(odd.int().argmax(), odd.shape))
+        expect(False, f"weight of query {i} on key {j} (head {h}) is {w[b, h, i, j].item():.4g}; with dropout it must be "
+                      f"0 or {kept[b, h, i, j].item():.4g} (the eval weight / (1 - p)): dropout must act on the attention weights")
+    compare(sums, w.sum(-1), "sum of the dropped weights vs the output's row sum", token_dim=-1)
+    frac = (is_dropped & live).sum().item() / max(1, live.sum().item())
+    expect(frac > 0.2, f"only {frac:.0%} of the attention weights were dropped with p={p} in training mode: "
+                       "is dropout applied (and only in training)?")
+    expect(frac < 0.8, f"{frac:.0%} of the attention weights were dropped with p={p}")
