@@ -57,7 +57,8 @@ def view_transpose() -> dict:
     right_row = label.transpose(1, 2).reshape(b, t, h * hd)[0, 1, ::hd].tolist()
 
     def describe(codes):
-        return ", ".join(f"(head {int(c) // 10}, token {int(c) % 10 + 1})" for c in codes)
+        """[(head, token), ...], both counted from 1."""
+        return [(int(c) // 10 + 1, int(c) % 10 + 1) for c in codes]
 
     q = torch.zeros(b, t, h, hd)
     return {
@@ -143,7 +144,7 @@ def masked_rows() -> dict:
     pad = torch.tensor([True, True, False, False, False])
     blocked = causal_blocked(5) | pad[None, :]
     w = (x @ x.T / math.sqrt(3)).masked_fill(blocked, inf).softmax(-1)
-    nan_rows = [names[i] + f" ({i + 1})" for i in range(5) if torch.isnan(w[i]).any()]
+    nan_rows = [i + 1 for i in range(len(names)) if torch.isnan(w[i]).any()]
 
     out = w @ x
     second = (out @ out.T / math.sqrt(3)).masked_fill(blocked, inf).softmax(-1) @ out
@@ -152,7 +153,7 @@ def masked_rows() -> dict:
     sdpa_row = F.scaled_dot_product_attention(q, q, q, attn_mask=torch.zeros(2, 2, dtype=torch.bool))[0, 0, 0]
     return {
         "values": {
-            "nan_rows": ", ".join(nan_rows),
+            "nan_rows": nan_rows,
             "loss_zeroed": f4((out * keep).sum().item()),
             "second_nan": int(torch.isnan(second).any(-1).sum().item()), "rows": len(names),
             "sdpa_row": show(sdpa_row), "torch": torch.__version__,

@@ -85,13 +85,14 @@ def heatmap_block(spec: dict, data: dict, ui: dict, say, color: bool) -> dict:
         if heatmap.numbered(p["cols"]) and p["cols"] not in columns:
             columns.append(p["cols"])
     keys = [fill(ui["columns"], cols=cols) for cols in columns]
+    kinds = {heatmap.kind(w, b, 1.0) for p in panels for row, brow in zip(p["w"], p["blocked"]) for w, b in zip(row, brow)}
+    marks = {"top": f"{heatmap.scale(panels):.2f}", "blocked": "blocked" in kinds, "nan": "nan" in kinds}
     return {
         "kind": "heatmap", "caption": say(spec["caption"]),
         "lines": heatmap.term_lines(panels, titles, color, WIDTH - 2),
         "plain": heatmap.term_lines(panels, titles, False, WIDTH - 2),
         "svg": heatmap.svg_panels(panels, titles),
-        "legend": fill(ui["legend"], top=f"{heatmap.scale(panels):.2f}"),
-        "legend_svg": fill(ui["legend_svg"], top=f"{heatmap.scale(panels):.2f}"), "columns": keys,
+        "legend": fill(ui["legend"], **marks), "legend_svg": fill(ui["legend_svg"], **marks), "columns": keys,
     }
 
 

@@ -97,7 +97,7 @@ class Sandbox:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self._tmp, "TMPDIR": self._tmp,
                "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", BOOT, PACKAGE_PARENT, target, str(req_r), str(resp_w)],
+            [sys.executable, "-I", "-B", "-c", BOOT, PACKAGE_PARENT, target, str(req_r), str(resp_w)],
             cwd=self._tmp, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             pass_fds=(req_r, resp_w), start_new_session=True, preexec_fn=lambda: _limit_child(self.limits),
         )

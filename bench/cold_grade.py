@@ -1,0 +1,49 @@
+"""Cold single-exercise grade time as a ratio to `python -c "import torch"`, measured in one run.
+
+Usage: python bench/cold_grade.py [--runs 7] [--exercise 4]
+Alternates the two commands so machine noise hits both alike; prints medians and the ratio.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from grader.catalog import load_catalog
+
+
+def timed(cmd: list[str]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0,):
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr[-500:]}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--exercise", default="4")
+    args = parser.parse_args()
+    ex = load_catalog().get(args.exercise)
+    grade = Path(sys.executable).with_name("grade")
+    grade_cmd = [str(grade) if grade.is_file() else sys.executable, *([] if grade.is_file() else ["-m", "grader"]),
+                 "exercise", str(ex.number), str(ex.solution_path)]
+    torch_cmd = [sys.executable, "-c", "import torch"]
+    timed(torch_cmd), timed(grade_cmd)  # warm the file cache
+    torch_times, grade_times = [], []
+    for _ in range(args.runs):
+        torch_times.append(timed(torch_cmd))
+        grade_times.append(timed(grade_cmd))
+    t, g = statistics.median(torch_times), statistics.median(grade_times)
+    print(f"import torch      median {t:.2f} s  ({', '.join(f'{x:.2f}' for x in torch_times)})")
+    print(f"grade exercise {ex.number}  median {g:.2f} s  ({', '.join(f'{x:.2f}' for x in grade_times)})")
+    print(f"ratio {g / t:.2f} (target <= 1.6)")
+
+
+if __name__ == "__main__":
+    main()

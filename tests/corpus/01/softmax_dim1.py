@@ -1,0 +1,23 @@
+# expect: softmax_wrong_dim
+import math
+
+import torch
+import torch.nn as nn
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def forward(self, x):
+        q = self.W_query(x)
+        k = self.W_key(x)
+        v = self.W_value(x)
+        scores = torch.einsum("...qd,...kd->...qk", q, k) / math.sqrt(self.d_out)
+        # dim=1 is "the key axis" only for unbatched (T, T) scores
+        weights = scores.softmax(dim=1)
+        return torch.einsum("...qk,...kd->...qd", weights, v)

@@ -1,0 +1,13 @@
+# expect: mask_missing
+import math
+
+import torch
+
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    d_k = query.size(-1)
+    scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)
+    if mask is not None:
+        scores.masked_fill(mask, float("-inf"))  # result discarded: not in place
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ value, weights

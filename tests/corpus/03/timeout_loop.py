@@ -1,0 +1,29 @@
+# expect: timeout
+import math
+
+import torch
+import torch.nn as nn
+
+
+class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q = self.W_query(x)
+        k = self.W_key(x)
+        v = self.W_value(x)
+        att = q @ k.transpose(-2, -1) / math.sqrt(self.d_out)
+        # block the future row by row ... the row counter is never advanced
+        t = 0
+        while t < T:
+            att[:, t, t + 1 :] = float("-inf")
+        att = torch.softmax(att, dim=-1)
+        att = self.dropout(att)
+        return att @ v

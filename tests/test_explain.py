@@ -1,0 +1,252 @@
+"""Tests for the Q&A explainers (grader.explain): every topic, language and format, live numbers, locale, HTML."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tomllib
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader.catalog import kit_dir, load_catalog
+from grader.explain import FORMATS, LANGS, TOPICS, ExplainError, list_topics, render_explainer
+from grader.explain.heatmap import width
+
+CONTENT = kit_dir("templates") / "explain"
+CJK = re.compile(r"[\u4e00-\u9fff]")
+EMBEDDINGS = [[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, 0.85, 0.64],
+              [0.22, 0.58, 0.33], [0.77, 0.25, 0.10], [0.05, 0.80, 0.55]]
+
+
+def content(lang: str, name: str) -> dict:
+    return tomllib.loads((CONTENT / lang / f"{name}.toml").read_text(encoding="utf-8"))
+
+
+def cells(line: str) -> list[str]:
+    """Cells of a Markdown table row, honouring escaped pipes, with backslash escapes removed."""
+    inner = line.strip()[1:-1]
+    return [re.sub(r"\\(.)", r"\1", c.strip()) for c in re.split(r"(?<!\\)\|", inner)]
+
+
+def md_tables(text: str) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(caption line before the table, header, body rows) for every table in a Markdown page."""
+    lines, tables, i = text.splitlines(), [], 0
+    while i < len(lines):
+        if lines[i].startswith("|"):
+            start = i
+            while i < len(lines) and lines[i].startswith("|"):
+                i += 1
+            block = lines[start:i]
+            caption = next((l for l in reversed(lines[:start]) if l.strip()), "")
+            tables.append((caption, block, [cells(r) for r in block]))
+        i += 1
+    return [(cap, rows[0], rows[2:]) for cap, block, rows in tables]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_topic_renders(lang, fmt):
+    for topic in TOPICS:
+        text = render_explainer(topic, lang=lang, fmt=fmt)
+        title = content(lang, topic)["title"]
+        assert title.split()[0] in text, (topic, lang, fmt)
+        assert "{{" not in text and "{%" not in text, (topic, lang, fmt)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_exercise_renders_its_topics_in_order(fmt):
+    for ex in load_catalog().exercises:
+        for key in (str(ex.number), ex.slug if ex.slug not in TOPICS else str(ex.number)):
+            text = render_explainer(key, lang="en", fmt=fmt)
+            positions = [text.index(content("en", t)["question"].split("?")[0].split()[-1]) for t in ex.topics]
+            titles = [text.index(content("en", t)["title"]) for t in ex.topics]
+            assert titles == sorted(titles), (ex.number, fmt)
+            assert positions
+
+
+def test_topic_id_wins_over_exercise_slug():
+    topic = render_explainer("self_attention", lang="en", fmt="md")
+    exercise = render_explainer("1", lang="en", fmt="md")
+    assert topic.count("\n## ") == 0 and exercise.count("\n## ") == len(load_catalog().get("1").topics)
+
+
+def test_six_token_numbers_match_torch():
+    x = torch.tensor(EMBEDDINGS)
+    scores = x @ x.T
+    weights = torch.softmax(scores, dim=-1)
+    expected = {"x @ x.T**": scores, "softmax(x @ x.T, dim=-1)": weights, "weights @ x": weights @ x}
+    tables = md_tables(render_explainer("qkv", lang="en", fmt="md"))
+    for marker, want in expected.items():
+        (caption, head, rows), = [t for t in tables if t[0].rstrip("*").endswith(marker.rstrip("*"))]
+        got = torch.tensor([[float(c) for c in row[1:]] for row in rows])
+        assert got.shape == want.shape == (6, want.shape[1])
+        assert torch.allclose(got, want, atol=5e-5), caption
+    assert [row[0] for row in rows] == ["Your", "journey", "starts", "with", "one", "step"]
+
+
+def test_causal_weights_match_torch():
+    x = torch.tensor(EMBEDDINGS)
+    mask = torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1)
+    want = (x @ x.T / 3 ** 0.5).masked_fill(mask, float("-inf")).softmax(-1)
+    (_, _, rows), = [t for t in md_tables(render_explainer("causal_mask", lang="zh", fmt="md")) if "因果权重" in t[0]]
+    got = torch.tensor([[float(c) for c in row[1:]] for row in rows])
+    assert torch.allclose(got, want, atol=5e-5)
+
+
+def test_scaling_table_shows_variance_growing_with_d_k_and_staying_one_when_scaled():
+    (_, head, rows), = md_tables(render_explainer("scaling", lang="en", fmt="md"))[:1]
+    assert head[0] == "d_k" and len(rows) >= 6
+    for row in rows:
+        d_k, var_raw, var_scaled = int(row[0]), float(row[1]), float(row[2])
+        assert abs(var_raw / d_k - 1) < 0.15 and abs(var_scaled - 1) < 0.15
+    assert float(rows[-1][3]) > float(rows[0][3]) and float(rows[-1][5]) < float(rows[0][5])
+
+
+def test_kv_cache_sizes_follow_the_formula():
+    text = render_explainer("kv_cache", lang="en", fmt="md")
+    (_, head, rows), = [t for t in md_tables(text) if t[1][0] == "model"]
+    for name, layers, kv, head_dim, tokens, dtype, per_token, total in rows:
+        size = torch.finfo(getattr(torch, dtype)).bits // 8
+        n = 2 * int(layers) * int(kv) * int(head_dim) * int(tokens.replace(",", "")) * size
+        value, unit = total.split()
+        assert abs(float(value) * {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30}[unit] - n) / n < 0.01, total
+    assert any(r[2] == "1" for r in rows) and any(r[2] == "8" for r in rows)
+
+
+def test_fp16_and_masked_row_facts_are_computed():
+    text = render_explainer("fp16_fill", lang="en", fmt="md")
+    rows = {r[0].strip("`"): r[1:] for _, _, rs in md_tables(text) for r in rs}
+    assert rows["torch.tensor(-1e9).to(dtype)"][0] == str(torch.tensor(-1e9).to(torch.float16).item())
+    assert rows["torch.finfo(dtype).min"][0] == f"{torch.finfo(torch.float16).min:.6g}"
+    assert rows["x.masked_fill(m, -1e9)"][0] == "RuntimeError"
+    text = render_explainer("masked_rows", lang="en", fmt="md")
+    rows = {r[0].strip("`"): r[1] for _, _, rs in md_tables(text) for r in rs}
+    assert rows["[-inf, -inf, -inf, -inf]"] == "[nan, nan, nan, nan]"
+    assert torch.isnan(torch.full((4,), float("-inf")).softmax(-1)).all()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_markdown_tables_are_well_formed(lang):
+    for topic in TOPICS:
+        lines = render_explainer(topic, lang=lang, fmt="md").splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith("|") and not lines[i - 1].startswith("|"):
+                block = [l for l in lines[i:] if l.startswith("|")]
+                block = block[: next((k for k, l in enumerate(lines[i:]) if not l.startswith("|")), len(block))]
+                assert len(block) >= 3, (topic, line)
+                assert re.fullmatch(r"\|( :?-{3,}:? \|)+", block[1]), (topic, block[1])
+                counts = {len(cells(row)) for row in block}
+                assert len(counts) == 1, (topic, counts, block)
+        fences = [l for l in lines if l.startswith("```")]
+        assert len(fences) % 2 == 0, topic
+
+
+def test_content_keys_match_between_languages():
+    for name in ("_ui", *TOPICS):
+        en, zh = content("en", name), content("zh", name)
+        assert set(en) - {"exercise_titles"} == set(zh) - {"exercise_titles"}, name
+        for a, b in zip(en.get("body", []), zh.get("body", []), strict=True):
+            assert set(a) == set(b), (name, a, b)
+            for key in ("head", "titles", "list"):
+                assert len(a.get(key, [])) == len(b.get(key, [])), (name, key)
+    titles = content("zh", "_ui")["exercise_titles"]
+    assert all(ex.slug in titles for ex in load_catalog().exercises)
+
+
+def test_chinese_output_is_chinese_and_english_is_not():
+    for topic in TOPICS:
+        zh = render_explainer(topic, lang="zh", fmt="md")
+        en = render_explainer(topic, lang="en", fmt="md")
+        assert len(CJK.findall(zh)) > 100, topic
+        assert not CJK.search(en), topic
+    assert all(CJK.search(title) for _, title in list_topics("zh"))
+    assert [t for t, _ in list_topics("en")] == list(TOPICS)
+
+
+def test_locale_picks_the_language(monkeypatch):
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(var, raising=False)
+    assert not CJK.search(render_explainer("scaling", fmt="md"))
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    assert render_explainer("scaling", fmt="md") == render_explainer("scaling", lang="zh", fmt="md")
+    assert CJK.search(list_topics()[0][1])
+    monkeypatch.setenv("LC_ALL", "C")
+    assert not CJK.search(render_explainer("scaling", fmt="md"))
+    monkeypatch.delenv("LC_ALL")
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    assert not CJK.search(render_explainer("scaling", fmt="md"))
+
+
+@pytest.mark.parametrize("target, kwargs", [
+    ("no_such_topic", {}), ("99", {}), ("qkv", {"lang": "fr"}), ("qkv", {"fmt": "pdf"}),
+])
+def test_unknown_input_raises_explain_error(target, kwargs):
+    with pytest.raises(ExplainError) as err:
+        render_explainer(target, **kwargs)
+    assert "\n" not in str(err.value) and len(str(err.value)) > 20
+
+
+def test_terminal_output_fits_and_colour_is_optional():
+    for lang in LANGS:
+        text = render_explainer("3", lang=lang, fmt="term")
+        assert "\x1b" not in text
+        for line in text.splitlines():
+            if not line.startswith("    "):
+                assert width(line) <= 78, line
+    coloured = render_explainer("causal_mask", lang="en", fmt="term", color=True)
+    assert "\x1b[" in coloured and "██" in coloured and "··" in coloured
+
+
+class TagBalance(HTMLParser):
+    VOID = {"meta", "br", "rect", "img", "hr", "link", "input"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.errors, self.tags = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack.pop() != tag:
+            self.errors.append(tag)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_html_is_self_contained_and_balanced(lang):
+    for target in (*TOPICS, "4"):
+        page = render_explainer(target, lang=lang, fmt="html")
+        assert not re.search(r"https?://|src=|<link|@import|url\(", page), target
+        parser = TagBalance()
+        parser.feed(page)
+        assert not parser.errors and not parser.stack, (target, parser.errors, parser.stack)
+    page = render_explainer("multi_head", lang=lang, fmt="html")
+    assert page.count("<svg") == 4 and "<rect" in page and "journey" in page
+
+
+@pytest.mark.parametrize("target, lang", [("scaling", "en"), ("multi_head", "zh")])
+def test_html_renders_in_headless_chromium(tmp_path, target, lang):
+    chromium = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+    if not chromium:
+        pytest.skip("chromium not installed: apt-get install chromium")
+    page = tmp_path / "page.html"
+    page.write_text(render_explainer(target, lang=lang, fmt="html"), encoding="utf-8")
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}", "--window-size=1200,2400",
+         page.as_uri()],
+        capture_output=True, timeout=90, check=False,
+    )
+    assert shot.exists(), "chromium wrote no screenshot"
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 30_000
