@@ -73,6 +73,8 @@ class Collector:
         from grader.suites.conftest import HARNESS
 
         config.stash[HARNESS] = self.harness
+        config.addinivalue_line("markers", "check(category): the test's category and points (api, shape, ...)")
+        config.addinivalue_line("markers", "needs(*features): run only for exercises with these features")
 
     def pytest_collection_modifyitems(self, session, config, items):
         keep, drop = [], []

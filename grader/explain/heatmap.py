@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 
 SHADES = ("  ", "░░", "▒▒", "▓▓", "██")
@@ -80,10 +81,7 @@ def join_band(band) -> list[str]:
 
 
 def strip(line: str) -> str:
-    for code in list(ANSI.values()) + [RESET]:
-        if code:
-            line = line.replace(code, "")
-    return line
+    return re.sub(r"\x1b\[[0-9;]*m", "", line)
 
 
 def svg_panel(p: dict, title: str, top: float, cell: int = 38) -> dict:

@@ -6,7 +6,6 @@ from functools import cache
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 TOKENS = ("Your", "journey", "starts", "with", "one", "step")
 EMBEDDINGS = [
@@ -78,7 +77,7 @@ def qkv() -> dict:
 @cache
 def scaling() -> dict:
     g = torch.Generator().manual_seed(0)
-    n_keys, trials = 16, 4000
+    n_keys, trials = 16, 1000
     rows = []
     for d in (4, 8, 16, 32, 64, 128, 256, 512):
         q = torch.randn(trials, 1, d, generator=g)

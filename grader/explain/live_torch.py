@@ -114,10 +114,10 @@ def fused_sdpa() -> dict:
 
     sdpa = F.scaled_dot_product_attention
     rows = [
-        ["F.scaled_dot_product_attention(q, k, v)", diff(sdpa(q, k, v), manual())],
-        ["F.scaled_dot_product_attention(q, k, v, is_causal=True)", diff(sdpa(q, k, v, is_causal=True), manual(blocked))],
-        ["F.scaled_dot_product_attention(q, k, v, attn_mask=~blocked)", diff(sdpa(q, k, v, attn_mask=~blocked), manual(blocked))],
-        ["F.scaled_dot_product_attention(q, k, v, attn_mask=blocked)", diff(sdpa(q, k, v, attn_mask=blocked), manual(blocked))],
+        ["sdpa(q, k, v)", diff(sdpa(q, k, v), manual())],
+        ["sdpa(q, k, v, is_causal=True)", diff(sdpa(q, k, v, is_causal=True), manual(blocked))],
+        ["sdpa(q, k, v, attn_mask=~blocked)", diff(sdpa(q, k, v, attn_mask=~blocked), manual(blocked))],
+        ["sdpa(q, k, v, attn_mask=blocked)", diff(sdpa(q, k, v, attn_mask=blocked), manual(blocked))],
     ]
     backends = [n for n in getattr(torch.nn.attention, "SDPBackend").__members__ if n not in ("ERROR", "OVERRIDEABLE")]
     return {"values": {"torch": torch.__version__, "backends": ", ".join(backends)}, "tables": {"check": table(rows, code=(0,))}}

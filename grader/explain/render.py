@@ -85,7 +85,8 @@ def heatmap_block(spec: dict, data: dict, ui: dict, say, color: bool) -> dict:
         if heatmap.numbered(p["cols"]) and p["cols"] not in columns:
             columns.append(p["cols"])
     keys = [fill(ui["columns"], cols=cols) for cols in columns]
-    kinds = {heatmap.kind(w, b, 1.0) for p in panels for row, brow in zip(p["w"], p["blocked"]) for w, b in zip(row, brow)}
+    kinds = {heatmap.kind(w, b, 1.0)
+             for p in panels for row, brow in zip(p["w"], p["blocked"]) for w, b in zip(row, brow)}
     marks = {"top": f"{heatmap.scale(panels):.2f}", "blocked": "blocked" in kinds, "nan": "nan" in kinds}
     return {
         "kind": "heatmap", "caption": say(spec["caption"]),
@@ -98,7 +99,6 @@ def heatmap_block(spec: dict, data: dict, ui: dict, say, color: bool) -> dict:
 
 def topic_view(topic: str, lang: str, color: bool) -> dict:
     text, ui, data = content(lang, topic), content(lang, "_ui"), live_data(topic)
-
     values = SimpleNamespace(**data["values"])
 
     def say(template: str) -> str:
@@ -109,7 +109,7 @@ def topic_view(topic: str, lang: str, color: bool) -> dict:
         kind = next(k for k in BLOCK_KINDS if k in spec)
         if kind == "text":
             blocks += [{"kind": "p", "text": para} for para in say(spec["text"]).split("\n\n") if para.strip()]
-        elif kind in ("list",):
+        elif kind == "list":
             blocks.append({"kind": "list", "entries": [say(item) for item in spec["list"]]})
         elif kind == "note":
             blocks.append({"kind": "note", "text": say(spec["note"])})

@@ -8,6 +8,7 @@ Usage (by the grader only): python -I -m grader.sandbox.worker SUBMISSION.py REQ
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import inspect
 import os
@@ -38,6 +39,31 @@ class _LazyDynamo(types.ModuleType):
         del sys.modules["torch._dynamo"]
         real = importlib.import_module("torch._dynamo")
         return getattr(real, name)
+
+
+class SameDevice(torch.overrides.TorchFunctionMode):
+    """Refuses an op whose tensor arguments sit on different devices, as CUDA kernels do.
+
+    The meta device alone lets some in-place ops mix devices (masked_fill_ with a CPU mask);
+    a real accelerator would not, so the device test runs under this mode.
+    """
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        devices = set()
+        stack = [*args, *kwargs.values()]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, torch.Tensor):
+                if not (item.device.type == "cpu" and item.dim() == 0):
+                    devices.add(item.device.type)
+            elif isinstance(item, (list, tuple)):
+                stack.extend(item)
+        if len(devices) > 1:
+            name = getattr(func, "__name__", str(func))
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found {' and '.join(sorted(devices))} "
+                               f"(in {name})")
+        return func(*args, **kwargs)
 
 
 class Worker:
@@ -137,9 +163,9 @@ class Worker:
         obj = self.entry(req["entry"])
         params = {}
         if req.get("init") is not None:
-            fn = self.construct(obj, req["init"], seed)
+            fn = self.construct(obj, req["init"], seed).to(dtype=dtype)  # before loading: no float32 rounding
             self.load_params(fn, tensors)
-            fn = fn.to(dtype=dtype).to(device)
+            fn = fn.to(device)
             fn.train(bool(req.get("train", False)))
             params = dict(fn.named_parameters())
         else:
@@ -157,7 +183,8 @@ class Worker:
         args = [arg(n) for n in req.get("args", [])]
         kwargs = {k: arg(n) for k, n in req.get("kwargs", {}).items()}
         torch.manual_seed(seed + 1)
-        with torch.set_grad_enabled(bool(req.get("grad"))):
+        check = SameDevice() if device.type != "cpu" else contextlib.nullcontext()
+        with torch.set_grad_enabled(bool(req.get("grad"))), check:
             result = fn(*args, **kwargs)
         outs = list(result) if isinstance(result, (tuple, list)) else [result]
         if not all(isinstance(o, torch.Tensor) for o in outs):

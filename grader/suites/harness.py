@@ -52,6 +52,12 @@ def compare(got: torch.Tensor, want: torch.Tensor, what: str, *, dtype=torch.flo
     raise Mismatch(f"{what}: max |Δ| = {diff.max().item():.3g} {where}; got {got[index].item():.4g}, expected {want[index].item():.4g}")
 
 
+def _reported_shape(entry) -> tuple[int, ...]:
+    shape = entry.get("shape") if isinstance(entry, dict) else None
+    expect(isinstance(shape, list) and all(isinstance(n, int) for n in shape), "the worker reported no usable output shape")
+    return tuple(shape)
+
+
 @dataclass
 class Harness:
     exercise: Exercise
@@ -88,9 +94,9 @@ class Harness:
     # -- the reference, in this (trusted) process -----------------------------------------
     def ref_module(self, init: dict, params: dict, *, dtype=torch.float64, train=False):
         torch.manual_seed(self.seed)
-        module = self.reference(**init)
+        module = self.reference(**init).to(dtype)
         module.load_state_dict(params, strict=False)
-        return module.to(dtype).train(train)
+        return module.train(train)
 
     def ref_run(self, init: dict | None, args: list, kwargs: dict | None = None, *, params=None,
                 dtype=torch.float64, grad_out=None):
@@ -108,6 +114,14 @@ class Harness:
             if init is not None:
                 grads.update({f"param.{n}": p.grad for n, p in fn.named_parameters()})
         return [o.detach() for o in outs], grads
+
+    def expected_shapes(self, init: dict | None, args: list) -> list[tuple[int, ...]]:
+        """The contract's output shapes for these inputs: (..., T, d_out), or (output, weights)."""
+        if init is not None:
+            return [(*args[0].shape[:-1], self.exercise.dim("output", init))]
+        q, k, v = args[:3]
+        lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+        return [(*lead, q.shape[-2], v.shape[-1]), (*lead, q.shape[-2], k.shape[-2])]
 
     # -- the submission, in the sandbox -----------------------------------------------------
     def load(self) -> None:
@@ -134,7 +148,7 @@ class Harness:
         return self.request({"op": "construct_raises", "init": init})[0]["raised"]
 
     def run(self, init: dict | None, args: list, kwargs: dict | None = None, *, params=None, dtype=torch.float64,
-            train=False, grad_out=None, device=None, seed=0, n_outputs: int = 1):
+            train=False, grad_out=None, device=None, seed=0, n_outputs: int = 1, check_shapes: bool = True):
         """Submission outputs (and gradients) as plain float64 CPU tensors, checked for type and count."""
         device = device or self.device
         tensors = {f"param.{k}": v for k, v in (params or {}).items()}
@@ -155,13 +169,20 @@ class Harness:
         shapes = reply.get("outputs")
         expect(isinstance(shapes, list) and len(shapes) == n_outputs,
                f"expected {n_outputs} output tensor(s), got {len(shapes) if isinstance(shapes, list) else 'something else'}")
+        want_shapes = self.expected_shapes(init, args)
         if device == "meta":
-            return [tuple(s["shape"]) for s in shapes], {}
+            got = [_reported_shape(s) for s in shapes]
+            for i, (g, w) in enumerate(zip(got, want_shapes)):
+                expect(g == w, f"on the meta device, output {i} for input {tuple(args[0].shape)} has shape {g}, expected {w}")
+            return got, {}
         outs = []
         for i in range(n_outputs):
             t = out.get(f"out.{i}")
             expect(isinstance(t, torch.Tensor) and type(t) is torch.Tensor, f"output {i} is not a plain tensor")
             expect(t.dtype == dtype, f"output {i} has dtype {t.dtype}, expected {dtype} (the input's dtype)")
+            what = "output" if n_outputs == 1 else ("output", "weights")[i] if i < 2 else f"output {i}"
+            expect(not check_shapes or tuple(t.shape) == want_shapes[i],
+                   f"{what} for input {tuple(args[0].shape)} has shape {tuple(t.shape)}, expected {want_shapes[i]}")
             outs.append(t)
         grads = {k.removeprefix("grad."): v for k, v in out.items() if k.startswith("grad.")}
         return outs, grads

@@ -47,6 +47,8 @@ def test_training_drops_attention_weights(kit, ex):
     w_ref, _ = read_weights(ex, want[0])
     kept = w_ref.expand_as(w) / (1 - p)
     live = kept > 1e-9
+    expect(not torch.allclose(w, w_ref.expand_as(w), atol=1e-9),
+           f"no attention weight was dropped or rescaled in training mode with p={p}: is dropout applied?")
     is_kept = (w - kept).abs() <= 1e-7 * (1 + kept)
     is_dropped = w.abs() <= 1e-12
     odd = live & ~is_kept & ~is_dropped

@@ -29,5 +29,5 @@ class MultiHeadAttention(nn.Module):
         att = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, T, h, h)
         att = att.masked_fill(self.mask[:T, :T], float("-inf"))
         att = self.dropout(F.softmax(att, dim=-1))
-        y = (att @ v).reshape(B, T, D)
+        y = (att @ v).reshape(B, T, -1)
         return self.out_proj(y)
