@@ -225,3 +225,29 @@ def solution(exercise, force):
     if not force and (ws is None or ex.number not in ws.passed):
         fail(f"pass exercise {ex.number} first (or use --force): solutions are more useful after your own attempt")
     click.echo(ex.solution_path.read_text(encoding="utf-8"), nl=False)
+
+
+@cli.command()
+@click.argument("target", required=False)
+@click.option("--lang", help="en or zh; default from the locale (LANG=zh_CN.UTF-8 gives zh).")
+@click.option("--format", "fmt", type=click.Choice(["term", "md", "html"]), default="term", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE instead of stdout.")
+@click.option("--list", "list_only", is_flag=True, help="List the topics.")
+def explain(target, lang, fmt, output, list_only):
+    """Q&A explainers for exercise N (all its topics) or one TOPIC, with live numbers and heat maps."""
+    from grader.explain import ExplainError, list_topics, render_explainer
+
+    try:
+        if list_only or target is None:
+            for topic, title in list_topics(lang):
+                click.echo(f"{topic:<16} {title}")
+            return
+        color = fmt == "term" and output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        text = render_explainer(target, lang=lang, fmt=fmt, color=color)
+    except ExplainError as exc:
+        fail(str(exc))
+    if output is None:
+        click.echo(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+        click.echo(f"Wrote {output}")

@@ -6,9 +6,7 @@ submission that hangs costs that budget once; after that every request fails at 
 """
 from __future__ import annotations
 
-import ctypes
 import os
-import resource
 import selectors
 import shutil
 import signal
@@ -17,24 +15,13 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from grader.sandbox import protocol
+from grader.sandbox.isolation import Limits, isolate_child
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 BOOT = "import sys; sys.path.insert(0, sys.argv.pop(1)); from grader.sandbox.worker import main; main()"
-CLONE_NEWNET = 0x40000000
-PR_SET_PDEATHSIG = 1
-
-
-@dataclass(frozen=True)
-class Limits:
-    wall_s: float = 30.0
-    cpu_s: int = 60
-    memory_mb: int = 2048
-    file_mb: int = 4
-    output_kb: int = 8
 
 
 class WorkerGone(Exception):
@@ -57,18 +44,6 @@ class SubmissionError(Exception):
         self.memory = info.get("memory") is True
         where = f" (line {self.line})" if self.line else ""
         super().__init__(f"{self.type}{where}: {self.message}" if self.message else f"{self.type}{where}")
-
-
-def _limit_child(limits: Limits) -> None:
-    """Runs in the forked child before exec: resource limits, death signal, no network if allowed."""
-    mb = 1 << 20
-    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb * mb, limits.memory_mb * mb))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb * mb, limits.file_mb * mb))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    libc.unshare(CLONE_NEWNET)  # fails quietly without privileges; then the policy check is the guard
 
 
 class Sandbox:
@@ -99,7 +74,7 @@ class Sandbox:
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-B", "-c", BOOT, PACKAGE_PARENT, target, str(req_r), str(resp_w)],
             cwd=self._tmp, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            pass_fds=(req_r, resp_w), start_new_session=True, preexec_fn=lambda: _limit_child(self.limits),
+            pass_fds=(req_r, resp_w), start_new_session=True, preexec_fn=lambda: isolate_child(self.limits),
         )
         os.close(req_r)
         os.close(resp_w)
