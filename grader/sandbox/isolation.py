@@ -29,3 +29,8 @@ def isolate_child(limits: Limits) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     libc.unshare(CLONE_NEWNET)  # fails quietly without privileges; then the policy check is the guard
+
+
+def after_boot() -> None:
+    """Runs in the worker after torch is imported and before the submission is: a place to drop
+    what the submission must not have (privileges, file access). Nothing more is done yet."""

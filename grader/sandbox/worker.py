@@ -18,6 +18,7 @@ import types
 
 import torch
 
+from grader.sandbox import isolation
 from grader.sandbox.protocol import decode, encode, read_frame
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -223,6 +224,7 @@ def main() -> None:
     torch.set_num_threads(1)
     if "torch._dynamo" not in sys.modules:
         sys.modules["torch._dynamo"] = _LazyDynamo("torch._dynamo")
+    isolation.after_boot()
     worker = Worker(path)
     while True:
         frame = read_frame(req_fd)
