@@ -13,6 +13,7 @@ from grader import policy
 from grader.catalog import Exercise, load_catalog
 from grader.results import Status, TestResult, Verdict
 from grader.sandbox import Limits, Sandbox, SubmissionError, WorkerGone
+from grader.sandbox.zygote import Zygote
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 UNUSED_PLUGINS = ("cacheprovider", "randomly", "xdist", "timeout", "unraisableexception", "threadexception",
@@ -131,8 +132,29 @@ def is_untouched(ex: Exercise, source: str) -> bool:
     return source.split() == ex.skeleton_path.read_text(encoding="utf-8").split()
 
 
-def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits = Limits()) -> Verdict:
-    """Grade one file. The submission runs only in the sandbox worker; the verdict is computed here."""
+_ZYGOTE: Zygote | None = None
+_GRADED = False  # a later grade in the same process forks from the warm server
+
+
+def keep_warm() -> Zygote:
+    """Start (once per process) the fork server that later grades in this process use.
+
+    Worth it for anything that grades more than one file: each worker is then a fork of a
+    process with torch already imported, instead of a new interpreter.
+    """
+    global _ZYGOTE
+    if _ZYGOTE is None or not _ZYGOTE.alive:
+        _ZYGOTE = Zygote().start()
+    return _ZYGOTE
+
+
+def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits = Limits(),
+          warm: bool | None = None) -> Verdict:
+    """Grade one file. The submission runs only in the sandbox worker; the verdict is computed here.
+
+    warm: fork the worker from this process's fork server (True), spawn a fresh interpreter
+    (False), or decide by itself (None): spawn for the first grade in a process, fork after it.
+    """
     ex = exercise
     started = time.perf_counter()
     source = Path(path).read_text(encoding="utf-8", errors="replace")
@@ -145,10 +167,16 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
         blocked = f"syntax error at line {exc.lineno}: {exc.msg}"
     if violations:
         blocked = "; ".join(str(v) for v in violations)
-    sandbox = None if blocked else Sandbox(Path(path), limits=limits).start()  # boots while torch loads here
+    global _GRADED
+    zygote = keep_warm() if (warm if warm is not None else _GRADED) else None
+    _GRADED = True
+    sandbox = None if blocked else Sandbox(Path(path), limits=limits, zygote=zygote).start()  # boots while torch loads
     try:
         from grader.suites.harness import Harness  # imports torch
 
+        import torch
+
+        torch.set_num_threads(1)  # the grader's tensors are tiny: threads only add waiting
         device = resolve_device(device)
         harness = Harness(ex, sandbox, device=device, blocked=blocked)
         if sandbox is not None:

@@ -19,9 +19,16 @@ from pathlib import Path
 
 from grader.sandbox import protocol
 from grader.sandbox.isolation import Limits, isolate_child
+from grader.sandbox.zygote import Zygote, ZygoteError
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 BOOT = "import sys; sys.path.insert(0, sys.argv.pop(1)); from grader.sandbox.worker import main; main()"
+
+
+def worker_env(home: str) -> dict[str, str]:
+    """The whole environment a worker sees: nothing of the grader's beyond PATH."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
+            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 class WorkerGone(Exception):
@@ -49,10 +56,12 @@ class SubmissionError(Exception):
 class Sandbox:
     """One worker process for one submission file."""
 
-    def __init__(self, submission: Path, *, limits: Limits = Limits()):
+    def __init__(self, submission: Path, *, limits: Limits = Limits(), zygote: Zygote | None = None):
         self.submission = Path(submission)
         self.limits = limits
+        self.zygote = zygote  # fork from this warm server when it runs; else spawn a fresh interpreter
         self.proc: subprocess.Popen | None = None
+        self.pid: int | None = None
         self.gone: WorkerGone | None = None
         self.deadline = 0.0
         self.output = bytearray()
@@ -69,19 +78,30 @@ class Sandbox:
         shutil.copyfile(self.submission, target)
         req_r, self._req_w = os.pipe()
         self._resp_r, resp_w = os.pipe()
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self._tmp, "TMPDIR": self._tmp,
-               "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-B", "-c", BOOT, PACKAGE_PARENT, target, str(req_r), str(resp_w)],
-            cwd=self._tmp, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            pass_fds=(req_r, resp_w), start_new_session=True, preexec_fn=lambda: isolate_child(self.limits),
-        )
-        os.close(req_r)
-        os.close(resp_w)
+        if self.zygote is not None and self.zygote.alive:
+            out_r, out_w = os.pipe()
+            try:
+                self.pid = self.zygote.fork(submission=target, directory=self._tmp, limits=self.limits,
+                                            req_r=req_r, resp_w=resp_w, out_w=out_w)
+            finally:
+                for fd in (req_r, resp_w, out_w):
+                    os.close(fd)
+            self._stream = os.fdopen(out_r, "rb")
+        else:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-B", "-c", BOOT, PACKAGE_PARENT, target, str(req_r), str(resp_w)],
+                cwd=self._tmp, env=worker_env(self._tmp), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, pass_fds=(req_r, resp_w), start_new_session=True,
+                preexec_fn=lambda: isolate_child(self.limits),
+            )
+            os.close(req_r)
+            os.close(resp_w)
+            self.pid = self.proc.pid
+            self._stream = self.proc.stdout
         os.set_blocking(self._req_w, False)
         self.starts += 1
         self.gone = None
-        threading.Thread(target=self._drain, args=(self.proc.stdout,), daemon=True).start()
+        threading.Thread(target=self._drain, args=(self._stream,), daemon=True).start()
         return self
 
     def _drain(self, stream) -> None:
@@ -98,28 +118,29 @@ class Sandbox:
         return text
 
     def close(self) -> None:
-        if self.proc is not None:
+        if self.pid is not None:
             self._kill()
             for fd in (self._req_w, self._resp_r):
                 try:
                     os.close(fd)
                 except OSError:
                     pass
-            self.proc.stdout.close()
-            self.proc = None
+            self._stream.close()
+            self.pid = self.proc = None
         if self._tmp:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
 
     def _kill(self) -> None:
         try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
 
     def __enter__(self) -> "Sandbox":
         return self.start()
@@ -183,10 +204,20 @@ class Sandbox:
     def _timeout_message(self) -> str:
         return f"the submission was still running after the {self.limits.wall_s:g} s time limit and was stopped"
 
-    def _death(self) -> tuple[str, str]:
+    def _exit_code(self) -> int | None:
+        if self.proc is not None:
+            try:
+                return self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                return None
         try:
-            code = self.proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
+            return self.zygote.exit_status(self.pid)
+        except ZygoteError:
+            return None
+
+    def _death(self) -> tuple[str, str]:
+        code = self._exit_code()
+        if code is None:
             return "crash", "the worker closed its reply channel and was stopped"
         if code == -signal.SIGXCPU:
             return "timeout", f"the submission used more than {self.limits.cpu_s} s of CPU time"

@@ -78,7 +78,7 @@ class Harness:
 
     def weights(self, init: dict, salt: int = 0) -> dict[str, torch.Tensor]:
         """Parameters in float64, scaled so that scores are neither tiny nor saturated."""
-        torch.manual_seed(self.seed)
+        torch.default_generator.manual_seed(self.seed)  # CPU only: torch.manual_seed also queues CUDA seeding
         ref = self.reference(**init)
         g = self.generator(salt)
         out = {}
@@ -93,7 +93,7 @@ class Harness:
 
     # -- the reference, in this (trusted) process -----------------------------------------
     def ref_module(self, init: dict, params: dict, *, dtype=torch.float64, train=False):
-        torch.manual_seed(self.seed)
+        torch.default_generator.manual_seed(self.seed)  # CPU only: torch.manual_seed also queues CUDA seeding
         module = self.reference(**init).to(dtype)
         module.load_state_dict(params, strict=False)
         return module.train(train)
