@@ -251,3 +251,15 @@ def explain(target, lang, fmt, output, list_only):
     else:
         output.write_text(text, encoding="utf-8")
         click.echo(f"Wrote {output}")
+
+
+@cli.command()
+@click.argument("exercise", required=False)
+@click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True)
+def watch(exercise, timeout):
+    """Re-grade on every save (the first unfinished exercise, or EXERCISE); keys h e n l q."""
+    from grader import watch as watching
+    from grader.render import console
+
+    ws = current_workspace(required=True)
+    watching.run(ws=ws, exercise=lookup(exercise) if exercise else None, console=console(), timeout=timeout)

@@ -19,7 +19,8 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def verdict_text(v: Verdict, *, path: str, path_arg: str = "", verbose: bool = False, limit: int = 6) -> str:
+def verdict_text(v: Verdict, *, path: str, path_arg: str = "", verbose: bool = False, limit: int = 6,
+                 watching: bool = False) -> str:
     """Rich-markup text for one verdict; repeated identical messages are folded unless verbose."""
     catalog = load_catalog()
     ex = catalog.get(v.exercise)
@@ -32,7 +33,7 @@ def verdict_text(v: Verdict, *, path: str, path_arg: str = "", verbose: bool = F
     return environment().get_template("verdict.term.j2").render(
         v=v, failures=failures, shown=shown, hidden=len(failures) - len(shown), verbose=verbose,
         diagnosis=v.diagnoses[0] if v.diagnoses else None, hints=ex.hints, next=catalog.next_after(ex),
-        path=path, path_arg=path_arg)
+        path=path, path_arg=path_arg, watching=watching)
 
 
 def console(stderr: bool = False) -> Console:

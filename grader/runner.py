@@ -123,6 +123,8 @@ def run_suite(harness, ex: Exercise, device: str) -> Collector:
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
         code = pytest.main(args, plugins=[collector])
+    if code == pytest.ExitCode.INTERRUPTED:
+        raise KeyboardInterrupt
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or not collector.results:
         raise InternalError(f"the hidden suite did not run (pytest exit {int(code)}): {sink.getvalue()[-800:]}")
     return collector
@@ -149,11 +151,13 @@ def keep_warm() -> Zygote:
 
 
 def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits = Limits(),
-          warm: bool | None = None) -> Verdict:
+          warm: bool | None = None, capture_attention: bool = False) -> Verdict:
     """Grade one file. The submission runs only in the sandbox worker; the verdict is computed here.
 
     warm: fork the worker from this process's fork server (True), spawn a fresh interpreter
     (False), or decide by itself (None): spawn for the first grade in a process, fork after it.
+    capture_attention: for a failing verdict, also record the submission's and the reference's
+    attention weights (Verdict.attention) while the worker is alive, for instructor reports.
     """
     ex = exercise
     started = time.perf_counter()
@@ -189,6 +193,10 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
             ex, harness, verdict, violations=violations, syntax=syntax, untouched=is_untouched(ex, source))
         if any(d.id == "not_started" for d in verdict.diagnoses):
             verdict.state = "not_started"
+        if capture_attention and not verdict.passed and sandbox is not None and sandbox.gone is None:
+            from grader.instructor.evidence import attention_weights
+
+            verdict.attention = attention_weights(harness)  # heat maps for instructor reports
         if collector.internal:
             raise InternalError("; ".join(collector.internal))
     finally:

@@ -1,0 +1,103 @@
+"""grade watch, end to end in a pseudo-terminal: a wrong save shows the diagnosis, a right one passes and moves on."""
+import fcntl
+import os
+import pty
+import re
+import select
+import shutil
+import subprocess
+import termios
+import time
+
+import pytest
+
+from grader.catalog import load_catalog
+from tests.conftest import COMMAND, CORPUS, run_grade
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def _controlling_tty():
+    """Make the pty the child's controlling terminal, so Ctrl-C becomes SIGINT as in a real terminal."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+class Terminal:
+    def __init__(self, args, cwd):
+        self.master, slave = pty.openpty()
+        env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
+        self.proc = subprocess.Popen(args, cwd=cwd, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True,
+                                     start_new_session=True, preexec_fn=_controlling_tty)
+        os.close(slave)
+        self.text = ""
+        self.raw = ""
+
+    def wait_for(self, pattern: str, timeout: float = 30.0) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if pattern in self.text:
+                return self.text
+            if select.select([self.master], [], [], 0.1)[0]:
+                try:
+                    chunk = os.read(self.master, 65536).decode(errors="replace")
+                    self.raw += chunk
+                    self.text += ANSI.sub("", chunk)
+                except OSError:
+                    break
+        raise AssertionError(f"{pattern!r} never appeared; screen so far:\n{self.text[-2000:]}")
+
+    def press(self, key: str) -> None:
+        os.write(self.master, key.encode())
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        os.close(self.master)
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    ws = tmp_path / "ws"
+    assert run_grade("init", ws).returncode == 0
+    return ws
+
+
+def test_watch_grades_each_save_and_moves_on(workspace):
+    term = Terminal([*COMMAND, "watch"], cwd=workspace)
+    target = workspace / "exercises" / "01_self_attention.py"
+    try:
+        term.wait_for("not started yet", timeout=60)
+        term.wait_for("q quit")
+        term.text = ""
+        shutil.copyfile(CORPUS / "01" / "no_scaling.py", target)
+        term.wait_for("(no_scaling)")
+        term.text = ""
+        shutil.copyfile(load_catalog().get(1).solution_path, target)
+        term.wait_for("Exercise 1 · self_attention passed")
+        term.wait_for(f"exercise 2/{len(load_catalog().exercises)}")  # moved on to the next exercise
+        term.press("h")
+        term.wait_for("Hint 1/3: Start from the scores")
+        term.press("h")
+        term.wait_for("Hint 2/3")
+        term.press("q")
+        assert term.proc.wait(timeout=10) == 0
+        assert "progress is saved" in term.wait_for("progress is saved")
+    finally:
+        term.close()
+    assert '"passed": [\n    1\n  ]' in (workspace / ".attention-kit.json").read_text()
+
+
+def test_watch_honours_no_color_and_ctrl_c(workspace):
+    env_cmd = ["env", "NO_COLOR=1", *COMMAND, "watch", "2"]
+    term = Terminal(env_cmd, cwd=workspace)
+    try:
+        term.wait_for("q quit", timeout=60)
+        term.press("\x03")  # Ctrl-C
+        assert term.proc.wait(timeout=10) == 0
+    finally:
+        term.close()
+    assert "Exercise 2" in term.text
+    params = {int(p) for sgr in re.findall(r"\x1b\[([0-9;]*)m", term.raw) for p in sgr.split(";") if p}
+    colours = {p for p in params if 30 <= p <= 49 or 90 <= p <= 107}
+    assert not colours, f"colour codes {sorted(colours)} despite NO_COLOR (bold is allowed)"
