@@ -117,7 +117,7 @@ def run_suite(harness, ex: Exercise, device: str) -> Collector:
     catalog = load_catalog()
     features = set(ex.features) | {ex.kind} | ({"cuda"} if device == "cuda" else set())
     collector = Collector(harness, features, catalog.points)
-    args = [str(SUITES_DIR), "-q", "-c", os.devnull, "--rootdir", str(SUITES_DIR), "--assert=plain"]
+    args = [str(SUITES_DIR), "-q", "-c", os.devnull, "--rootdir", str(SUITES_DIR), "--assert=plain", "--tb=no"]
     for plugin in UNUSED_PLUGINS:
         args += ["-p", f"no:{plugin}"]
     sink = io.StringIO()
