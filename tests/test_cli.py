@@ -135,3 +135,23 @@ def test_module_entry_point_and_help():
     assert proc.returncode == 0
     for command in ("exercise", "list", "init", "reset", "hint", "solution", "all"):
         assert command in proc.stdout
+
+
+def test_explain_command(tmp_path):
+    listing = run_grade("explain", "--list")
+    assert listing.returncode == 0 and "scaling" in listing.stdout and "kv_cache" in listing.stdout
+    out = tmp_path / "ex3.html"
+    proc = run_grade("explain", "3", "--format", "html", "-o", out)
+    assert proc.returncode == 0 and out.read_text().lstrip().lower().startswith("<!doctype html>")
+    zh = run_grade("explain", "scaling", env={**__import__("os").environ, "LANG": "zh_CN.UTF-8", "LC_ALL": ""})
+    assert zh.returncode == 0 and "缩放" in zh.stdout
+    unknown = run_grade("explain", "no_such_topic")
+    assert unknown.returncode == 2 and unknown.stderr.count("\n") == 1
+
+
+def test_failing_verdict_points_to_explainers(write):
+    path = write("nosc.py", load_catalog().get(2).solution_path.read_text().replace(" / math.sqrt(d_k)", ""))
+    proc = run_grade("exercise", "2", path)
+    assert proc.returncode == 1
+    assert "grade explain 2" in proc.stdout and "scaling" in proc.stdout
+    assert "no_scaling" in proc.stdout and "evidence:" in proc.stdout
