@@ -38,6 +38,7 @@ class Exercise:
     dims: dict = field(default_factory=dict)
     sweep: tuple[dict, ...] = ()
     probe: dict = field(default_factory=dict)
+    limits: dict = field(default_factory=dict)  # sandbox limits this exercise needs (memory_mb, cpu_s)
 
     @property
     def skeleton_path(self) -> Path:
@@ -99,6 +100,7 @@ def load_catalog(path: Path | None = None) -> Catalog:
             dims=dict(e.get("dims", {})),
             sweep=tuple(dict(s) for s in e.get("sweep", ())),
             probe=dict(e.get("probe", {})),
+            limits=dict(e.get("limits", {})),
         )
         for e in data["exercise"]
     )

@@ -105,7 +105,8 @@ def list_exercises():
         out.print("\n(not in a workspace: `grade init DIR` makes one and tracks your progress)")
 
 
-def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bool, timeout: float):
+def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bool, timeout: float,
+               policy_file: Path | None = None):
     """Grade one exercise and print the verdict; returns the exit code."""
     from grader.render import console, verdict_text
     from grader.runner import DeviceUnavailable, InternalError, grade
@@ -115,9 +116,11 @@ def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bo
     path = path or ws.file_for(ex)
     if not path.is_file():
         fail(f"no such file: {path}" + (" (run `grade reset %d` to restore it)" % ex.number if ws and ws.owns(path, ex) else ""))
+    from grader.policy import PolicyError
+
     try:
-        verdict = grade(exercise=ex, path=path, device=device, limits=Limits(wall_s=timeout))
-    except DeviceUnavailable as exc:
+        verdict = grade(exercise=ex, path=path, device=device, limits=Limits(wall_s=timeout), policy_file=policy_file)
+    except (DeviceUnavailable, PolicyError) as exc:
         fail(str(exc))
     except InternalError as exc:
         fail(f"internal grader error, please report it: {exc}", INTERNAL)
@@ -141,10 +144,13 @@ def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bo
 @click.option("--verbose", "-v", is_flag=True, help="List every test and show what your code printed.")
 @click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
               help="Wall-clock seconds the submission may use in all.")
-def exercise(exercise, path, as_json, device, verbose, timeout):
+@click.option("--policy", "policy_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="An instructor's policy TOML extending the kit's (allowed imports, denied names; see SECURITY.md).")
+def exercise(exercise, path, as_json, device, verbose, timeout, policy_file):
     """Grade EXERCISE (number or slug). PATH defaults to the workspace's file for it."""
     ex = lookup(exercise)
-    sys.exit(_grade_one(ex, path, as_json=as_json, device=device, verbose=verbose, timeout=timeout))
+    sys.exit(_grade_one(ex, path, as_json=as_json, device=device, verbose=verbose, timeout=timeout,
+                        policy_file=policy_file))
 
 
 @cli.command("all")
@@ -263,3 +269,177 @@ def watch(exercise, timeout):
 
     ws = current_workspace(required=True)
     watching.run(ws=ws, exercise=lookup(exercise) if exercise else None, console=console(), timeout=timeout)
+
+
+# -- instructors and hiring teams (grader/instructor/) ---------------------------------------------
+@cli.command("release")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--audience", type=click.Choice(["learners", "candidates"]), default="learners", show_default=True,
+              help="learners: a workspace and how to grade themselves; candidates: a take-home without the grader.")
+@click.option("--install", default="pip install attention-kit", show_default=True,
+              help="The install command the learners' README gives (your package index, wheel or git URL).")
+@click.option("--exercises", help="Which exercises, e.g. 1,3-5 (default: all).")
+@click.option("--force", is_flag=True, help="Write into a folder that is not empty.")
+def release_command(directory, audience, install, exercises, force):
+    """Write the handout into DIRECTORY: the skeletons, a README and exercises/info.toml.
+
+    No reference solutions and no hidden suites. Exit codes: 0 written · 2 usage error.
+    """
+    from grader.instructor import UsageError
+    from grader.instructor.release import release
+
+    try:
+        written = release(directory=directory, audience=audience, install=install, exercises=exercises, force=force)
+    except UsageError as exc:
+        fail(str(exc))
+    click.echo(f"Wrote the {audience}' handout to {directory} ({len(written)} files). Submissions keep the file names "
+               f"of exercises/; grade them with `grade batch`.")
+
+
+@cli.command("batch")
+@click.argument("submissions", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Submissions graded at once, each in its own process.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the gradebook here: .csv or .json (the cache goes beside it as NAME.cache.json).")
+@click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Write one self-contained HTML report per submission here.")
+@click.option("--exercises", help="Which exercises, e.g. 1,3-5 (default: all).")
+@click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
+              help="Wall-clock seconds each exercise file may use in all.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def batch_command(submissions, jobs, output, report_dir, exercises, timeout, quiet):
+    """Grade every submission in SUBMISSIONS: one folder or .zip each, files named as in the handout.
+
+    Exercise files (01_self_attention.py, ...) may sit at the top of a submission or one folder
+    down (the handout's exercises/). Submissions already graded and unchanged are skipped.
+    Exit codes: 0 the batch ran (whatever the scores) · 2 usage error · 3 internal error.
+    """
+    from rich.table import Table
+
+    from grader.instructor import UsageError
+    from grader.instructor.batch import run_batch
+    from grader.render import console
+
+    try:
+        result = run_batch(submissions_dir=submissions, jobs=jobs, output=output, report_dir=report_dir,
+                           exercises=exercises, timeout=timeout, progress=not quiet)
+    except UsageError as exc:
+        fail(str(exc))
+    numbers = [e.number for e in result.rows[0].exercises]
+    table = Table("submission", "total", *(str(n) for n in numbers), "top diagnosis", box=None, pad_edge=False)
+    for row in result.rows:
+        cells = [str(e.score) if e.status not in ("missing", "rejected", "error") else e.status for e in row.exercises]
+        top = next((d for e in row.exercises for d in e.diagnoses[:1]), "")
+        table.add_row(row.submission, f"{row.total}/{row.max_total}", *cells, top)
+    out = console()
+    out.print(table)
+    where = "".join(f"; {label} {path}" for label, path in (("gradebook", result.gradebook),
+                                                            ("reports in", report_dir)) if path)
+    count = f"{len(result.rows)} submission{'s' if len(result.rows) != 1 else ''}"
+    out.print(f"\n{count}: {result.graded} graded, {result.cached} unchanged since the last "
+              f"run, in {result.elapsed_s:.1f} s{where}.")
+
+
+@cli.command("similarity")
+@click.argument("submissions", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--threshold", type=click.FloatRange(0, 1), default=0.8, show_default=True,
+              help="Report pairs at least this similar (Jaccard similarity of structural fingerprints).")
+@click.option("--exercises", help="Which exercises, e.g. 1,3-5 (default: all).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def similarity_command(submissions, threshold, exercises, as_json):
+    """Pairs of submissions whose code is alike in structure, exercise by exercise.
+
+    Renaming, comments and reformatting do not hide a copy; the skeleton's code never counts.
+    A high score is a reason to read both files, not a verdict.
+    Exit codes: 0 the comparison ran (whatever it found) · 2 usage error.
+    """
+    from grader.instructor import UsageError
+    from grader.instructor.similarity import similarity_report
+
+    try:
+        report = similarity_report(submissions_dir=submissions, threshold=threshold, exercises=exercises)
+    except UsageError as exc:
+        fail(str(exc))
+    if as_json:
+        click.echo(json.dumps({"schema_version": 1, "threshold": threshold, "submissions": report.submissions,
+                               "pairs": [vars(p) for p in report.pairs], "skipped": report.skipped}))
+        return
+    for p in report.pairs:
+        click.echo(f"exercise {p.exercise}  {p.similarity:.2f}  {p.first}  {p.second}")
+    click.echo(f"{len(report.pairs)} pair(s) at or above {threshold:g} among {report.submissions} submissions"
+               + (f"; {len(report.skipped)} file(s) not compared (--json lists them)" if report.skipped else "") + ".")
+
+
+@cli.group("gradescope")
+def gradescope_group():
+    """Gradescope autograder: `build` the bundle to upload; `run` is what the bundle runs."""
+
+
+@gradescope_group.command("build")
+@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--exercises", help="Which exercises the assignment has, e.g. 1,3-5 (default: all).")
+@click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
+              help="Wall-clock seconds each exercise file may use in all.")
+@click.option("--visibility", type=click.Choice(["visible", "after_due_date", "after_published", "hidden"]),
+              default="visible", show_default=True, help="When students see the test results.")
+@click.option("--source", type=click.Path(file_okay=False, path_type=Path),
+              help="The attention-kit checkout to build the wheel from (default: the one running).")
+@click.option("--torch", "torch_spec", default="torch>=2.2", show_default=True, help="The torch requirement setup.sh installs (CPU build).")
+def gradescope_build(out, exercises, timeout, visibility, source, torch_spec):
+    """Write OUT.zip: setup.sh, run_autograder, the kit as a wheel and its settings.
+
+    Exit codes: 0 written · 2 usage error · 3 the wheel could not be built.
+    """
+    from grader.instructor import UsageError
+    from grader.instructor.gradescope import BundleError, build_bundle
+
+    try:
+        path = build_bundle(out=out, source=source, exercises=exercises, timeout=timeout, visibility=visibility,
+                            torch_spec=torch_spec)
+    except UsageError as exc:
+        fail(str(exc))
+    except BundleError as exc:
+        fail(str(exc), INTERNAL)
+    click.echo(f"Wrote {path}: upload it as the assignment's autograder (Configure Autograder > Zip file upload).")
+
+
+@gradescope_group.command("run")
+@click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=Path("/autograder"),
+              show_default=True, help="The autograder tree: submission/ is graded, results/results.json written.")
+@click.option("--config", type=click.Path(dir_okay=False, path_type=Path), help="The bundle's attention-kit.json.")
+def gradescope_run(root, config):
+    """Grade ROOT/submission and write ROOT/results/results.json (run_autograder calls this).
+
+    Exit codes: 0 results.json written (whatever the scores, and even when grading failed:
+    the document says so) · 3 it could not be written.
+    """
+    from grader.instructor.gradescope import run
+
+    path = run(root=root, config=config)
+    click.echo(f"Wrote {path}")
+
+
+@cli.command("classroom")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--kit-spec", default=f"attention-kit=={__version__}", show_default=True,
+              help="What the workflow pip-installs: a requirement, wheel URL or git+https URL of the kit.")
+@click.option("--exercises", help="Which exercises, e.g. 1,3-5 (default: all).")
+@click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
+              help="Wall-clock seconds each exercise file may use in all.")
+def classroom_command(directory, kit_spec, exercises, timeout):
+    """Make DIRECTORY a GitHub Classroom template: the handout plus .github/workflows/classroom.yml.
+
+    Every push runs `grade exercise N` per exercise (its points if it passes) and reports to
+    Classroom. Students can read what their workflow installs: for learning, not for exams.
+    Exit codes: 0 written · 2 usage error.
+    """
+    from grader.instructor import UsageError
+    from grader.instructor.classroom import write_classroom
+
+    try:
+        written = write_classroom(directory=directory, exercises=exercises, kit_spec=kit_spec, timeout=timeout)
+    except UsageError as exc:
+        fail(str(exc))
+    click.echo(f"Wrote {written[-1]}" + (f" and the handout ({len(written) - 1} files)" if len(written) > 1 else "")
+               + f". Push {directory} as the assignment's template repository.")

@@ -1,19 +1,129 @@
-"""Static policy check on a submission's syntax tree, run before any of its code executes."""
+"""Static policy check on a submission's syntax tree, run before any of its code executes.
+
+The first of two layers (the second is the sandbox worker's runtime isolation, see SECURITY.md).
+It refuses imports outside an allowlist and the escape hatches attention code never needs: calls
+such as eval/exec/open/getattr, dunder attribute walks (also inside strings, which str.format and
+typing evaluate), private attributes, and module attributes that reach the OS, files, pickles,
+compilers or the network (``torch.os``, ``torch.utils``, ``torch.hub``, ``tensor.numpy().tofile``).
+
+The policy is instructor-extensible, never by the submission's author:
+
+* the kit's metadata file (exercises/info.toml): top-level ``allowed_imports`` and a ``[policy]`` table;
+* an instructor's TOML file given explicitly (``grade exercise --policy FILE``, ``load_policy(FILE)``),
+  with the same keys at top level or under ``[policy]``.
+
+Keys: ``allowed_imports`` (replaces the allowlist), ``extra_allowed_imports``, ``denied_names`` and
+``denied_attributes`` (added to the built-in lists), ``allowed_names`` and ``allowed_attributes``
+(lift a built-in denial, at the instructor's own risk), and ``static_check = false``, which turns
+the unsafe-code rules off altogether and leaves only the runtime isolation (for trusted code, and
+for the kit's own tests of that isolation). Nothing is read from the environment or from files
+beside the submission. Per-exercise forbidden APIs stay in info.toml (``forbidden``) and always apply.
+"""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+import re
+import tomllib
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
 
 DENIED_CALLS = frozenset({
     "eval", "exec", "compile", "open", "__import__", "globals", "locals", "vars", "getattr", "setattr",
     "delattr", "breakpoint", "input", "exit", "quit", "help", "memoryview", "classmethod_descriptor",
+    "get_type_hints", "ForwardRef",
 })
 DENIED_ATTRIBUTES = frozenset({
     "os", "sys", "subprocess", "builtins", "importlib", "ctypes", "socket", "shutil", "pathlib", "signal",
     "multiprocessing", "threading", "hub", "load", "save", "cpp_extension", "compile", "jit", "library",
     "ops", "distributed", "testing", "inspect", "set_printoptions", "from_file", "storage",
+    # torch.utils holds a shell (collect_env.run), code strings (benchmark.Timer), file readers
+    # (data.datapipes), compilers (cpp_extension) and downloads (model_zoo); attention code needs none
+    "utils", "collect_env", "benchmark", "datapipes", "model_zoo", "package", "serialization", "export", "onnx",
+    "profiler", "classes", "load_library", "numpy", "tofile", "fromfile", "dump", "dumps",
+    "get_type_hints", "ForwardRef", "evaluate_forward_ref",
 })
 ALLOWED_DUNDERS = frozenset({"__init__", "__name__", "__main__"})
+DEFAULT_ALLOWED_IMPORTS = frozenset({"torch", "math", "typing", "dataclasses", "functools", "itertools",
+                                     "collections", "numbers", "__future__"})
+_DUNDER_IN_TEXT = re.compile(r"__\w+__")
+KEYS = ("allowed_imports", "extra_allowed_imports", "denied_names", "denied_attributes", "allowed_names",
+        "allowed_attributes", "static_check")
+
+
+class PolicyError(ValueError):
+    """An instructor's policy file is malformed (a usage error)."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    allowed_imports: frozenset[str] = DEFAULT_ALLOWED_IMPORTS
+    denied_names: frozenset[str] = DENIED_CALLS
+    denied_attributes: frozenset[str] = DENIED_ATTRIBUTES
+    static_check: bool = True  # False: only the exercise's forbidden APIs are checked
+    origin: tuple[str, ...] = ("built-in",)
+
+    def extended(self, table: dict, origin: str) -> "Policy":
+        """This policy with an instructor's table applied (see the module docstring for the keys)."""
+        unknown = sorted(set(table) - set(KEYS))
+        if unknown:
+            raise PolicyError(f"{origin}: unknown policy key(s) {', '.join(unknown)}; known: {', '.join(KEYS)}")
+        if not isinstance(table.get("static_check", True), bool):
+            raise PolicyError(f"{origin}: static_check must be true or false")
+        lists = {}
+        for key in KEYS[:-1]:
+            value = table.get(key, [])
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                raise PolicyError(f"{origin}: {key} must be a list of names")
+            lists[key] = frozenset(value)
+        allowed = lists["allowed_imports"] if "allowed_imports" in table else self.allowed_imports
+        return replace(
+            self,
+            allowed_imports=allowed | lists["extra_allowed_imports"],
+            denied_names=(self.denied_names | lists["denied_names"]) - lists["allowed_names"],
+            denied_attributes=(self.denied_attributes | lists["denied_attributes"]) - lists["allowed_attributes"],
+            static_check=table.get("static_check", self.static_check),
+            origin=(*self.origin, origin),
+        )
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PolicyError(f"cannot read policy file {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise PolicyError(f"policy file {path} is not valid TOML: {exc}") from None
+
+
+@lru_cache(maxsize=8)
+def _load(kit_file: str, kit_mtime: float, extra: str | None, extra_mtime: float) -> Policy:
+    policy = Policy()
+    data = _read_toml(Path(kit_file)) if kit_file else {}
+    if "allowed_imports" in data:
+        policy = policy.extended({"allowed_imports": data["allowed_imports"]}, kit_file)
+    if "policy" in data:
+        policy = policy.extended(data["policy"], f"{kit_file} [policy]")
+    if extra:
+        table = _read_toml(Path(extra))
+        table = table["policy"] if set(table) == {"policy"} else table
+        policy = policy.extended(table, extra)
+    return policy
+
+
+def load_policy(extra: Path | str | None = None) -> Policy:
+    """The built-in policy, then the kit's info.toml, then the instructor's file extra (if given)."""
+    from grader.catalog import kit_dir
+
+    kit = kit_dir("exercises") / "info.toml"
+    kit_file = str(kit) if kit.is_file() else ""
+    if extra is not None and not Path(extra).is_file():
+        raise PolicyError(f"no such policy file: {extra}")
+
+    def mtime(p):
+        return Path(p).stat().st_mtime if p else 0.0
+
+    return _load(kit_file, mtime(kit_file), str(extra) if extra else None, mtime(extra))
 
 
 @dataclass(frozen=True)
@@ -36,12 +146,40 @@ def _dotted(node: ast.AST) -> list[str] | None:
     return None
 
 
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the string constants that are docstrings (never evaluated, so free to mention dunders)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                found.add(id(first.value))
+    return found
+
+
+def _own_private_attributes(tree: ast.AST) -> set[str]:
+    """Private names the submission gives its own objects (self._cache = ..., def _split_heads): reading
+    them back through self is fine."""
+    own = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and node.attr.startswith("_") \
+                and isinstance(node.value, ast.Name) and node.value.id == "self":
+            own.add(node.attr)
+        elif isinstance(node, ast.ClassDef):
+            own.update(item.name for item in node.body
+                       if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("_"))
+    return own
+
+
 class _Checker(ast.NodeVisitor):
-    def __init__(self, allowed_imports: frozenset[str], forbidden: tuple[str, ...]):
-        self.allowed = allowed_imports
+    def __init__(self, policy: Policy, forbidden: tuple[str, ...], tree: ast.AST):
+        self.policy = policy
+        self.allowed = policy.allowed_imports
         self.forbidden = {f: f.rsplit(".", 1)[-1] for f in forbidden}
         self.aliases: dict[str, str] = {}
         self.found: list[Violation] = []
+        self.docstrings = _docstrings(tree)
+        self.own_private = _own_private_attributes(tree)
 
     def flag(self, node, rule, message):
         self.found.append(Violation(getattr(node, "lineno", 0), rule, message))
@@ -53,11 +191,26 @@ class _Checker(ast.NodeVisitor):
                 return True
         return False
 
+    def check_module_path(self, node, dotted: str) -> bool:
+        """torch.utils.collect_env, torch._C: an import may not name what an attribute may not reach."""
+        for part in dotted.split(".")[1:]:
+            if part in self.policy.denied_attributes or part.startswith("_"):
+                self.flag(node, "unsafe_code", f"import of {dotted!r} is not allowed in a submission")
+                return True
+        return False
+
+    def bind(self, node, name: str | None):
+        if name == "self":
+            self.flag(node, "unsafe_code", "the name self may only be a method's first parameter")
+
     def visit_Import(self, node):
         for alias in node.names:
             root = alias.name.split(".")[0]
             if root not in self.allowed:
                 self.flag(node, "unsafe_code", f"import of {alias.name!r} is not allowed (allowed: {', '.join(sorted(self.allowed))})")
+            elif self.check_module_path(node, alias.name):
+                continue
+            self.bind(node, alias.asname)
             self.aliases[alias.asname or root] = alias.name if alias.asname else root
             self.check_forbidden(node, alias.name)
 
@@ -66,12 +219,16 @@ class _Checker(ast.NodeVisitor):
         if node.level or module.split(".")[0] not in self.allowed:
             self.flag(node, "unsafe_code", f"import from {'.' * node.level + module!r} is not allowed")
             return
+        if self.check_module_path(node, module):
+            return
         for alias in node.names:
             if alias.name == "*":
                 self.flag(node, "unsafe_code", f"'from {module} import *' is not allowed: import the names you use")
                 continue
-            if alias.name in DENIED_ATTRIBUTES or alias.name.startswith("_"):
+            if alias.name in self.policy.denied_attributes or alias.name in self.policy.denied_names \
+                    or alias.name.startswith("_"):
                 self.flag(node, "unsafe_code", f"importing {alias.name!r} from {module} is not allowed")
+            self.bind(node, alias.asname or alias.name)
             full = f"{module}.{alias.name}"
             self.aliases[alias.asname or alias.name] = full
             self.check_forbidden(node, full)
@@ -79,17 +236,22 @@ class _Checker(ast.NodeVisitor):
     def visit_Name(self, node):
         if node.id.startswith("__") and node.id not in ALLOWED_DUNDERS:
             self.flag(node, "unsafe_code", f"the name {node.id} is not allowed")
-        elif node.id in DENIED_CALLS:
+        elif node.id in self.policy.denied_names:
             self.flag(node, "unsafe_code", f"{node.id}() is not allowed in a submission")
+        elif node.id == "self" and not isinstance(node.ctx, ast.Load):
+            self.bind(node, "self")
         elif node.id in self.aliases:
             self.check_forbidden(node, self.aliases[node.id])
 
     def visit_Attribute(self, node):
         dotted = _dotted(node)
-        if node.attr.startswith("__") and node.attr not in ALLOWED_DUNDERS:
-            self.flag(node, "unsafe_code", f"the attribute {node.attr} is not allowed (no dunder attribute walks)")
-        elif dotted and dotted[0] != "self" and (node.attr in DENIED_ATTRIBUTES or node.attr.startswith("_")):
-            self.flag(node, "unsafe_code", f"{'.'.join(dotted)} is not allowed in a submission")
+        own = dotted == ["self", node.attr] and node.attr in self.own_private
+        if node.attr.startswith("__"):
+            if node.attr not in ALLOWED_DUNDERS:
+                self.flag(node, "unsafe_code", f"the attribute {node.attr} is not allowed (no dunder attribute walks)")
+        elif node.attr in self.policy.denied_attributes or (node.attr.startswith("_") and not own):
+            shown = ".".join(dotted) if dotted else f"(...).{node.attr}"
+            self.flag(node, "unsafe_code", f"{shown} is not allowed in a submission")
         elif dotted and dotted[0] in self.aliases:
             resolved = ".".join([self.aliases[dotted[0]], *dotted[1:]])
             if self.check_forbidden(node, resolved):
@@ -100,15 +262,50 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Constant(self, node):
-        if isinstance(node.value, str) and node.value.startswith("__") and node.value.endswith("__") \
-                and node.value not in ALLOWED_DUNDERS:
-            self.flag(node, "unsafe_code", f"the string {node.value!r} looks like a dunder lookup and is not allowed")
+        if isinstance(node.value, str) and id(node) not in self.docstrings:
+            for name in _DUNDER_IN_TEXT.findall(node.value):
+                if name not in ALLOWED_DUNDERS:
+                    self.flag(node, "unsafe_code", f"the string {node.value[:60]!r} names {name}, which looks like a "
+                                                   "dunder lookup and is not allowed")
+                    break
+
+    def check_annotation(self, annotation):
+        """typing.get_type_hints and functools.singledispatch evaluate string annotations: none allowed."""
+        if annotation is None:
+            return
+        for sub in ast.walk(annotation):
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                self.flag(sub, "unsafe_code", "string annotations are not allowed (they can be evaluated as code); "
+                                              "write the type itself, or leave it out")
+                return
+
+    def visit_arg(self, node):
+        self.check_annotation(node.annotation)
+        self.generic_visit(node)
+
+    def visit_FunctionDef(self, node):
+        self.check_annotation(node.returns)
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_AnnAssign(self, node):
+        self.check_annotation(node.annotation)
+        self.generic_visit(node)
 
 
-def check(source: str, *, allowed_imports, forbidden=()) -> list[Violation]:
-    """Return the policy violations in source; raises SyntaxError when it does not parse."""
+def check(source: str, *, allowed_imports=None, forbidden=(), policy: Policy | None = None) -> list[Violation]:
+    """Return the policy violations in source; raises SyntaxError when it does not parse.
+
+    policy defaults to load_policy() (built-in rules plus the kit's info.toml); allowed_imports,
+    when given, replaces its import allowlist.
+    """
     tree = ast.parse(source)
     compile(tree, "submission.py", "exec", dont_inherit=True)  # errors ast.parse lets through ('return' outside def)
-    checker = _Checker(frozenset(allowed_imports), tuple(forbidden))
+    policy = policy or load_policy()
+    if allowed_imports is not None:
+        policy = replace(policy, allowed_imports=frozenset(allowed_imports))
+    checker = _Checker(policy, tuple(forbidden), tree)
     checker.visit(tree)
-    return sorted(checker.found, key=lambda v: v.line)
+    found = checker.found if policy.static_check else [v for v in checker.found if v.rule == "forbidden_api"]
+    return sorted(found, key=lambda v: v.line)

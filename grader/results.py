@@ -50,6 +50,7 @@ class Verdict:
     state: str = "graded"  # "graded" | "not_started"
     output: str = ""  # what the submission printed (truncated)
     topics: tuple[str, ...] = ()
+    attention: dict | None = None  # submission vs reference weights (grade(capture_attention=True)); not in to_json
 
     @property
     def score(self) -> int:

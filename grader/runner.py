@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import os
 import time
@@ -151,21 +152,23 @@ def keep_warm() -> Zygote:
 
 
 def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits = Limits(),
-          warm: bool | None = None, capture_attention: bool = False) -> Verdict:
+          warm: bool | None = None, capture_attention: bool = False, policy_file: Path | None = None) -> Verdict:
     """Grade one file. The submission runs only in the sandbox worker; the verdict is computed here.
 
     warm: fork the worker from this process's fork server (True), spawn a fresh interpreter
     (False), or decide by itself (None): spawn for the first grade in a process, fork after it.
     capture_attention: for a failing verdict, also record the submission's and the reference's
     attention weights (Verdict.attention) while the worker is alive, for instructor reports.
+    policy_file: an instructor's policy TOML applied on top of the kit's (grader/policy.py, SECURITY.md).
     """
     ex = exercise
     started = time.perf_counter()
+    if ex.limits:  # the exercise's own sandbox limits (info.toml `limits`), e.g. a memory budget the suite relies on
+        limits = dataclasses.replace(limits, **{k: v for k, v in ex.limits.items() if k in ("memory_mb", "cpu_s")})
     source = Path(path).read_text(encoding="utf-8", errors="replace")
-    catalog = load_catalog()
     blocked, violations, syntax = None, [], None
     try:
-        violations = policy.check(source, allowed_imports=catalog.allowed_imports, forbidden=ex.forbidden)
+        violations = policy.check(source, policy=policy.load_policy(policy_file), forbidden=ex.forbidden)
     except SyntaxError as exc:
         syntax = exc
         blocked = f"syntax error at line {exc.lineno}: {exc.msg}"

@@ -77,3 +77,88 @@ if __name__ == "__main__":
 def test_syntax_error_raises():
     with pytest.raises(SyntaxError):
         check("def f(:\n", allowed_imports=CAT.allowed_imports)
+
+
+@pytest.mark.parametrize("source", [
+    "import torch\nrc = torch.utils.collect_env.run('id')",  # a shell, reachable from import torch
+    "import torch.utils.cpp_extension as ce",
+    "from torch.utils.benchmark import Timer",
+    "import torch._C as C",
+    "import torch.multiprocessing as mp",
+    "import torch\n[torch][0].os.system('id')",
+    "import torch\n(lambda: torch)().os",
+    "import torch\nclass A:\n    def f(self):\n        self.t = torch\n        return self.t.os",
+    "import torch\nself = torch\nself._C",
+    "import torch\n(lambda self: self._C)(torch)",
+    "import torch\ntorch.ones(3).numpy().tofile('/tmp/x')",
+    "import torch\ntorch.package.PackageImporter('x')",
+    "import typing\ndef f(x: 'torch'):\n    pass",
+    "import typing\ntyping.get_type_hints(object)",
+    "from typing import get_type_hints",
+    "x = '{0.__class__.__base__}'.format(1)",
+])
+def test_refuses_known_bypasses(source):
+    assert "unsafe_code" in [r for r, _ in rules(source)]
+
+
+def test_docstrings_and_own_private_names_pass():
+    source = '''
+import torch.nn as nn
+
+
+class M(nn.Module):
+    """Calls __call__ through nn.Module, never forward directly."""
+
+    def __init__(self):
+        super().__init__()
+        self._scale = 2.0
+
+    def _split(self, x):
+        return x
+
+    def forward(self, x):
+        return self._split(x) * self._scale
+'''
+    assert rules(source) == []
+
+
+def test_policy_is_extensible_and_checked(tmp_path):
+    from grader.policy import Policy, PolicyError, load_policy
+
+    base = Policy()
+    more = base.extended({"extra_allowed_imports": ["einops"], "denied_attributes": ["einsum"],
+                          "allowed_names": ["getattr"]}, "test")
+    assert "einops" in more.allowed_imports and "torch" in more.allowed_imports
+    assert "einsum" in more.denied_attributes and "getattr" not in more.denied_names
+    assert check("import einops\nimport torch\ntorch.einsum('ij->i', x)", policy=more)[0].message.startswith("torch.einsum")
+    assert check("import einops", policy=base)[0].rule == "unsafe_code"
+    assert base.extended({"allowed_imports": ["math"]}, "t").allowed_imports == frozenset({"math"})
+    for bad in ({"allowed_import": ["x"]}, {"denied_names": "eval"}, {"static_check": "no"}):
+        with pytest.raises(PolicyError):
+            base.extended(bad, "t")
+    off = base.extended({"static_check": False}, "t")
+    source = "import os\nimport torch.nn.functional as F\nos.system('x')\nF.scaled_dot_product_attention(q, k, v)"
+    assert [v.rule for v in check(source, policy=off, forbidden=FORBIDDEN)] == ["forbidden_api"]
+
+    path = tmp_path / "policy.toml"
+    path.write_text('[policy]\nextra_allowed_imports = ["os"]\n')
+    assert "os" in load_policy(path).allowed_imports and "os" not in load_policy().allowed_imports
+    with pytest.raises(PolicyError):
+        load_policy(tmp_path / "missing.toml")
+    path.write_text("extra_allowed_imports = [\n")
+    with pytest.raises(PolicyError):
+        load_policy(path)
+
+
+def test_cli_policy_option(tmp_path):
+    from tests.conftest import grade_json, run_grade
+
+    solution = CAT.get(2).solution_path.read_text()
+    path = tmp_path / "with_os.py"
+    path.write_text("import os\n" + solution)
+    policy = tmp_path / "allow-os.toml"
+    policy.write_text('extra_allowed_imports = ["os"]\n')
+    code, doc = grade_json("exercise", "2", path, "--policy", policy)
+    assert code == 0 and doc["passed"]
+    refused = run_grade("exercise", "2", path, "--policy", tmp_path / "nope.toml")
+    assert refused.returncode == 2 and "no such policy file" in refused.stderr

@@ -62,12 +62,13 @@ def test_base_exceptions_are_contained(start):
 
 
 def test_hang_costs_one_budget_then_fails_fast(start):
-    with start("def f(x):\n    while True:\n        pass\n", wall_s=2) as sb:
+    # the budget also covers the worker's start (a fresh interpreter imports torch), so leave room for it
+    with start("def f(x):\n    while True:\n        pass\n", wall_s=8) as sb:
         sb.request({"op": "load"})
-        t0 = time.monotonic()
         with pytest.raises(WorkerGone) as err:
             sb.request({"op": "run", "entry": "f", "init": None, "args": ["x"]}, {"x": torch.ones(1)})
-        assert err.value.reason == "timeout" and time.monotonic() - t0 < 4
+        assert err.value.reason == "timeout"
+        assert time.monotonic() <= sb.deadline + 1.0  # stopped at the budget's end, not later
         t1 = time.monotonic()
         with pytest.raises(WorkerGone):
             sb.request({"op": "load"})

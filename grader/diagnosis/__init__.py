@@ -53,7 +53,7 @@ def diagnose(ex, harness, verdict: Verdict, *, violations=(), syntax=None, untou
     if gone is not None and gone.reason == "timeout":
         found.append(make("timeout", gone.detail))
     for f in failures:
-        if f.status is Status.ERROR and ("most likely for exceeding" in f.message or "can't allocate memory" in f.message):
+        if f.status is Status.ERROR and "can't allocate memory" in f.message:
             found.append(make("memory_limit", f.message))
         elif f.status is Status.ERROR and f.message.startswith("the submission ended the worker"):
             found.append(make("crash", f.message))

@@ -20,6 +20,8 @@ LIVE = {
     "mqa_gqa": "live_memory",
     "masked_rows": "live_torch",
     "fp16_fill": "live_torch",
+    "online_softmax": "live_online",
+    "rope": "live_rope",
 }
 TOPICS = tuple(LIVE)
 LANGS = ("en", "zh")

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from grader.sandbox import protocol
-from grader.sandbox.isolation import Limits, isolate_child
+from grader.sandbox.isolation import Limits, isolate_child, protect_grader, reap
 from grader.sandbox.zygote import Zygote, ZygoteError
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
@@ -71,6 +71,7 @@ class Sandbox:
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> "Sandbox":
+        protect_grader()
         if not self.deadline:
             self.deadline = time.monotonic() + self.limits.wall_s
         self._tmp = tempfile.mkdtemp(prefix="attention-kit-")
@@ -136,6 +137,7 @@ class Sandbox:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        reap(self.pid)  # whatever still runs under the worker's own uid (root only)
         if self.proc is not None:
             try:
                 self.proc.wait(timeout=5)
@@ -143,7 +145,7 @@ class Sandbox:
                 self.proc.kill()
 
     def __enter__(self) -> "Sandbox":
-        return self.start()
+        return self if self.pid is not None else self.start()
 
     def __exit__(self, *exc) -> None:
         self.close()
@@ -222,7 +224,7 @@ class Sandbox:
         if code == -signal.SIGXCPU:
             return "timeout", f"the submission used more than {self.limits.cpu_s} s of CPU time"
         if code == -signal.SIGKILL:
-            return "memory_limit", f"the worker was killed, most likely for exceeding {self.limits.memory_mb} MB of memory"
+            return "crash", "the worker was killed (SIGKILL), by the system's out-of-memory killer or by the submission itself"
         if code == -signal.SIGXFSZ:
             return "crash", f"the submission wrote a file larger than {self.limits.file_mb} MB"
         if code < 0:

@@ -191,6 +191,9 @@ class Worker:
 
         args = [arg(n) for n in req.get("args", [])]
         kwargs = {k: arg(n) for k, n in req.get("kwargs", {}).items()}
+        for k, v in (req.get("scalars") or {}).items():  # non-tensor keyword arguments: JSON scalars only
+            if v is None or isinstance(v, (bool, int, float)):
+                kwargs[k] = v
         seed_all(seed + 1, device)
         check = SameDevice() if device.type != "cpu" else contextlib.nullcontext()
         with torch.set_grad_enabled(bool(req.get("grad"))), check:
@@ -232,6 +235,7 @@ def boot() -> None:
     torch.set_num_threads(1)
     if "torch._dynamo" not in sys.modules:
         sys.modules["torch._dynamo"] = _LazyDynamo("torch._dynamo")
+    torch.ones(1).half().float()  # initialises cpuinfo while /proc is still visible (after_boot hides it)
 
 
 def serve(path: str, req_fd: int, resp_fd: int) -> None:

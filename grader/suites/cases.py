@@ -45,11 +45,25 @@ def probe_params(ex: Exercise, weights: dict[str, torch.Tensor]) -> tuple[dict, 
     heads = ex.dim("heads", init) or 1
     hs = d_out // heads
     assert d_in >= T + 1 and hs >= T + 1, "probe config too small for the one-hot trick"
+    kv_heads = ex.dim("kv_heads", init) or heads  # grouped-query attention: fewer value heads, shared
     params = {}
     for name, w in weights.items():
         role = next((r for r, prefix in ex.roles.items() if name.startswith(prefix + ".")), None)
-        if name.endswith(".bias") and role in ("v", "o", "q", "k"):
+        if name.endswith(".bias") and role in ("v", "o", "q", "k", "qkv"):
             params[name] = torch.zeros_like(w)
+        elif role == "qkv":  # fused (3·d_out, d_in): rows [q; k; v], the value block gets the one-hot copy
+            wqkv = w.clone()
+            wqkv[2 * d_out :] = 0.0
+            for h in range(heads):
+                for j in range(T + 1):
+                    wqkv[2 * d_out + h * hs + j, j] = 1.0
+            params[name] = wqkv
+        elif role == "v" and kv_heads != heads:
+            wv = torch.zeros_like(w)
+            for g in range(kv_heads):
+                for j in range(T + 1):
+                    wv[g * hs + j, j] = 1.0
+            params[name] = wv
         elif role == "v":
             wv = torch.zeros_like(w)
             for h in range(heads):

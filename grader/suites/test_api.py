@@ -6,12 +6,12 @@ from grader.suites.harness import expect
 def test_entry_point_matches_contract(kit, ex):
     """The class or function exists with the contract's parameter names."""
     info = kit.describe()
-    if ex.kind == "module":
+    if ex.kind in ("module", "custom_module"):
         expect(info["is_class"] and info.get("is_module"), f"{ex.entry} must be a class derived from torch.nn.Module")
     else:
         expect(info["callable"] and not info["is_class"], f"{ex.entry} must be a function")
     names = info.get("parameters") or []
-    if ex.kind == "module" and names[:1] == ["self"]:
+    if ex.kind in ("module", "custom_module") and names[:1] == ["self"]:
         names = names[1:]
     expect(names[: len(ex.signature)] == list(ex.signature),
            f"{ex.entry} takes ({', '.join(names)}); the contract is ({', '.join(ex.signature)})")

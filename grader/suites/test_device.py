@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from grader.suites import check, needs
@@ -31,6 +32,8 @@ def test_function_runs_on_meta_device(kit, ex):
 @needs("cuda")
 def test_matches_reference_on_cuda(kit, ex):
     """On the GPU, float32 and float16 results match the reference within dtype tolerances."""
+    if ex.kind not in ("module", "function"):
+        pytest.skip("custom call contract: the exercise's own suite has its CUDA test")
     for dtype in (torch.float32, torch.float16):
         if ex.kind == "module":
             init = ex.config

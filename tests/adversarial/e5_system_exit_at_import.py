@@ -1,0 +1,2 @@
+# attack: raise SystemExit(0) while being imported -> fail (SystemExit)
+raise SystemExit(0)

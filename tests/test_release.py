@@ -1,0 +1,84 @@
+"""grade release: the handout holds skeletons, a README and metadata, and nothing that gives answers away."""
+import tomllib
+from pathlib import Path
+
+from grader.catalog import PACKAGE_DIR, load_catalog
+from tests.conftest import run_grade
+
+EXERCISES = load_catalog().exercises
+
+
+def _lines(path: Path) -> set[str]:
+    return {line.strip() for line in path.read_text(encoding="utf-8").splitlines()}
+
+
+def distinctive_lines() -> dict[str, set[str]]:
+    """Lines of every reference solution and hidden suite that no skeleton contains."""
+    given = set().union(*(_lines(ex.skeleton_path) for ex in EXERCISES))
+    secret = {ex.solution_path.name: _lines(ex.solution_path) for ex in EXERCISES}
+    secret |= {f"suites/{p.name}": _lines(p) for p in sorted((PACKAGE_DIR / "suites").glob("*.py"))}
+    return {name: {line for line in lines - given if len(line) >= 16 and not line.startswith("#")}
+            for name, lines in secret.items()}
+
+
+def leaks(tree: Path) -> list[str]:
+    """Which solutions or suites have a distinctive line somewhere in tree (any file, any name)."""
+    text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in tree.rglob("*") if p.is_file())
+    found = {line.strip() for line in text.splitlines()}
+    return sorted(name for name, lines in distinctive_lines().items() if lines & found)
+
+
+def test_learners_handout_has_what_learners_need(tmp_path):
+    out = tmp_path / "handout"
+    proc = run_grade("release", out)
+    assert proc.returncode == 0, proc.stderr
+    files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert files == sorted(["README.md", ".attention-kit.json", "exercises/info.toml",
+                            *(f"exercises/{ex.file}" for ex in EXERCISES)])
+    for ex in EXERCISES:
+        assert (out / "exercises" / ex.file).read_bytes() == ex.skeleton_path.read_bytes()
+    meta = tomllib.loads((out / "exercises" / "info.toml").read_text())
+    assert [e["number"] for e in meta["exercise"]] == [ex.number for ex in EXERCISES]
+    readme = (out / "README.md").read_text()
+    for ex in EXERCISES:
+        assert f"exercises/{ex.file}" in readme and ex.contract.split(" with ")[0] in readme
+    assert "pip install attention-kit" in readme and "grade exercise" in readme
+    graded = run_grade("exercise", "1", "--json", cwd=out)  # the handout is a workspace: no path needed
+    assert graded.returncode == 1 and '"not_started"' in graded.stdout
+
+
+def test_nothing_leaks_into_the_handout(tmp_path):
+    out = tmp_path / "handout"
+    assert run_grade("release", out).returncode == 0
+    assert leaks(out) == []
+    assert all(lines for lines in distinctive_lines().values())  # every solution and suite has lines to look for
+
+
+def test_the_leak_check_finds_a_planted_solution_and_suite(tmp_path):
+    out = tmp_path / "handout"
+    assert run_grade("release", out).returncode == 0
+    (out / "notes.txt").write_text(EXERCISES[2].solution_path.read_text())
+    (out / "exercises" / "helpers.py").write_text((PACKAGE_DIR / "suites" / "test_masking.py").read_text())
+    assert {EXERCISES[2].solution_path.name, "suites/test_masking.py"} <= set(leaks(out))
+
+
+def test_candidates_get_a_take_home_without_the_grader(tmp_path):
+    out = tmp_path / "take-home"
+    proc = run_grade("release", out, "--audience", "candidates", "--exercises", "2,4")
+    assert proc.returncode == 0, proc.stderr
+    files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert files == ["README.md", "exercises/02_scaled_dot_product.py", "exercises/04_multihead_attention.py",
+                     "exercises/info.toml"]
+    meta = tomllib.loads((out / "exercises" / "info.toml").read_text())
+    assert [e["number"] for e in meta["exercise"]] == [2, 4] and meta["allowed_imports"]
+    readme = (out / "README.md").read_text()
+    assert "pip install" not in readme and "grade hint" not in readme
+    assert "01_self_attention" not in readme and "exercises/04_multihead_attention.py" in readme
+    assert leaks(out) == []
+
+
+def test_release_refuses_a_folder_with_files(tmp_path):
+    (tmp_path / "mine.txt").write_text("keep me")
+    proc = run_grade("release", tmp_path)
+    assert proc.returncode == 2 and "not empty" in proc.stderr and proc.stderr.count("\n") == 1
+    assert (tmp_path / "mine.txt").read_text() == "keep me" and not (tmp_path / "README.md").exists()

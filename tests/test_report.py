@@ -1,0 +1,94 @@
+"""HTML reports: evidence, marked code, heat maps from the submission's own weights, rendered in Chromium."""
+import re
+import shutil
+import subprocess
+import zlib
+
+import pytest
+
+from grader.catalog import load_catalog
+from grader.instructor.batch import Row
+from grader.instructor.grading import grade_submission
+from grader.instructor.report import marked_lines, render_report
+from tests.conftest import CORPUS
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
+BUGGY_3 = CORPUS / "03" / "mask_inverted.py"
+BUGGY_4 = CORPUS / "04" / "no_scaling.py"
+
+
+@pytest.fixture(scope="module")
+def graded():
+    """A submission with a passing exercise 1, an inverted mask in 3, no scaling in 4, and 2 missing."""
+    files = {1: str(load_catalog().get(1).solution_path), 3: str(BUGGY_3), 4: str(BUGGY_4)}
+    results = grade_submission(numbers=[1, 2, 3, 4], files=files, located={n: f"exercises/x{n}.py" for n in files},
+                               rejected={}, timeout=30)
+    sources = {n: open(p).read() for n, p in files.items()}
+    sources[3] = "# <b>not bold</b> & </td>\n" + sources[3]
+    return Row("ana <lee>", "digest", results), sources
+
+
+def test_attention_is_captured_for_failures_only(graded):
+    by = {r.number: r for r in graded[0].exercises}
+    assert by[1].status == "passed" and by[1].attention is None
+    assert by[2].status == "missing" and by[2].attention is None and by[2].max_score > 0
+    att = by[3].attention
+    sub, ref, blocked = att["submission"][0], att["reference"][0], att["blocked"]
+    T = len(blocked)
+    future = [(i, j) for i in range(T) for j in range(T) if j > i]
+    assert all(blocked[i][j] for i, j in future) and not any(blocked[i][i] for i in range(T))
+    assert all(ref[i][j] == 0 for i, j in future)
+    assert any(sub[i][j] > 0.1 for i, j in future)  # the inverted mask attends to the future
+    assert len(by[4].attention["submission"]) == load_catalog().get(4).probe["num_heads"]
+
+
+def test_report_shows_evidence_code_and_heat_maps(graded):
+    row, sources = graded
+    html = render_report(row, sources)
+    assert "ana &lt;lee&gt;" in html and "<lee>" not in html
+    assert "&lt;b&gt;not bold&lt;/b&gt; &amp; &lt;/td&gt;" in html and "<b>not bold</b>" not in html
+    for words in ("mask_inverted", "no_scaling", "Hint:", "missing", "exercises/x3.py"):
+        assert words in html, words
+    section3 = html[html.index('id="ex3"'):html.index('id="ex4"')]
+    assert section3.count("<svg") == 2  # submission and reference, one head
+    section4 = html[html.index('id="ex4"'):]
+    assert section4.count("<svg") == 2 * load_catalog().get(4).probe["num_heads"]
+    source3 = sources[3].splitlines()
+    start = next(i for i, line in enumerate(source3, 1) if line.startswith("class CausalAttention"))
+    marked = [int(n) for n in re.findall(r'<tr class="mark"><td class="ln">(\d+)</td>', section3)]
+    assert marked and marked[0] == start and marked == list(range(start, start + len(marked)))
+    assert "<script" not in html and "<link" not in html and "http://" not in html.replace("http://www.w3.org", "")
+
+
+def test_marked_lines_prefers_where_the_code_raised():
+    source = "import torch\n\ndef f(x):\n    return x\n"
+    assert marked_lines(source, "f", [{"line": 4}]) == ({4}, "raised")
+    assert marked_lines(source, "f", [{"line": None}]) == ({3, 4}, "entry")
+    assert marked_lines("def f(:\n", "f", []) == ({1}, "syntax")
+    assert marked_lines(source, "g", []) == (set(), "")
+
+
+def _png_pixels_vary(png: bytes) -> bool:
+    """Whether the (8-bit RGB/RGBA, non-interlaced) PNG has more than a handful of distinct rows."""
+    data = b"".join(png[i + 8:i + 8 + int.from_bytes(png[i:i + 4], "big")]
+                    for i in [m.start() - 4 for m in re.finditer(b"IDAT", png)])
+    raw = zlib.decompress(data)
+    width = int.from_bytes(png[16:20], "big")
+    channels = {2: 3, 6: 4}[png[25]]
+    stride = 1 + width * channels
+    rows = {raw[i + 1:i + stride] for i in range(0, len(raw), stride)}
+    return len(rows) > 50
+
+
+@pytest.mark.skipif(not shutil.which(CHROMIUM), reason="headless Chromium is not installed (CI installs it)")
+def test_report_renders_in_chromium(graded, tmp_path):
+    page = tmp_path / "report.html"
+    page.write_text(render_report(*graded), encoding="utf-8")
+    shot = tmp_path / "report.png"
+    subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars", "--window-size=1100,2400",
+                    f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
+    png = shot.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert _png_pixels_vary(png), "the screenshot is (nearly) blank"
