@@ -27,7 +27,7 @@ def label(path: Path) -> str:
 @cache
 def verdict(path: Path):
     ex = load_catalog().get(path.parent.name)
-    return grade(exercise=ex, path=path, device="cpu", limits=Limits(wall_s=8))
+    return grade(exercise=ex, path=path, device="cpu", limits=Limits(wall_s=12))
 
 
 def test_corpus_is_big_enough():

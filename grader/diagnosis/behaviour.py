@@ -86,16 +86,21 @@ def _bias_only(ex, kit) -> bool:
     return True
 
 
+def _api(ex, kit, verdict, params_test: str) -> tuple[list, bool]:
+    """Contract diagnoses from the api tests; True when the parameters are too wrong to probe further."""
+    found = [make("api_mismatch", t.message) for t in _failed(verdict, "entry_point") + _failed(verdict, "rejects_heads")]
+    params_failed = _failed(verdict, params_test)
+    if not params_failed:
+        return found, False
+    bias_only = _bias_only(ex, kit)
+    found += [make("qkv_bias_ignored" if bias_only else "api_mismatch", t.message) for t in params_failed]
+    return found, not bias_only
+
+
 def _module(ex, kit, verdict) -> list:
-    found = []
-    for t in _failed(verdict, "entry_point") + _failed(verdict, "rejects_heads"):
-        found.append(make("api_mismatch", t.message))
-    params_failed = _failed(verdict, "parameters_named")
-    if params_failed:
-        bias_only = _bias_only(ex, kit)
-        found += [make("qkv_bias_ignored" if bias_only else "api_mismatch", t.message) for t in params_failed]
-        if not bias_only:
-            return found
+    found, stop = _api(ex, kit, verdict, "parameters_named")
+    if stop:
+        return found
     init = ex.config
     params = kit.weights(init)
     T = ex.dim("context", init) or 6
@@ -321,13 +326,9 @@ def _kv_cache(ex, kit, verdict) -> list:
     from grader.diagnosis.variants import KV_BUGS, kv_step
     from grader.suites.test_kv_cache import PROMPT
 
-    found = [make("api_mismatch", t.message) for t in _failed(verdict, "entry_point") + _failed(verdict, "rejects_heads")]
-    params_failed = _failed(verdict, "custom_module_parameters_named")
-    if params_failed:
-        bias_only = _bias_only(ex, kit)
-        found += [make("qkv_bias_ignored" if bias_only else "api_mismatch", t.message) for t in params_failed]
-        if not bias_only:
-            return found
+    found, stop = _api(ex, kit, verdict, "custom_module_parameters_named")
+    if stop:
+        return found
     init = ex.config
     params = kit.weights(init)
     d_in, nh = ex.dim("input", init), ex.dim("heads", init)

@@ -21,6 +21,10 @@ def test_entry_point_matches_contract(kit, ex):
 @needs("module")
 def test_parameters_named_as_contract(kit, ex, init):
     """Parameters have the contract's names and shapes (the mask is a buffer, not a parameter)."""
+    expect_contract_parameters(kit, init)
+
+
+def expect_contract_parameters(kit, init) -> None:
     got = {k: tuple(v) for k, v in kit.describe(init)["params"].items()}
     want = {k: tuple(v.shape) for k, v in kit.weights(init).items()}
     missing = sorted(set(want) - set(got))
