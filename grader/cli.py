@@ -105,25 +105,30 @@ def list_exercises():
         out.print("\n(not in a workspace: `grade init DIR` makes one and tracks your progress)")
 
 
+def _grade(ex, path: Path, *, device: str, timeout: float, policy_file: Path | None = None):
+    """runner.grade, with its usage and internal errors turned into one-line exits 2 and 3."""
+    from grader.policy import PolicyError
+    from grader.runner import DeviceUnavailable, InternalError, grade
+    from grader.sandbox import Limits
+
+    try:
+        return grade(exercise=ex, path=path, device=device, limits=Limits(wall_s=timeout), policy_file=policy_file)
+    except (DeviceUnavailable, PolicyError) as exc:
+        fail(str(exc))
+    except InternalError as exc:
+        fail(f"internal grader error, please report it: {exc}", INTERNAL)
+
+
 def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bool, timeout: float,
                policy_file: Path | None = None):
     """Grade one exercise and print the verdict; returns the exit code."""
     from grader.render import console, verdict_text
-    from grader.runner import DeviceUnavailable, InternalError, grade
-    from grader.sandbox import Limits
 
     ws = current_workspace(required=path is None)
     path = path or ws.file_for(ex)
     if not path.is_file():
         fail(f"no such file: {path}" + (" (run `grade reset %d` to restore it)" % ex.number if ws and ws.owns(path, ex) else ""))
-    from grader.policy import PolicyError
-
-    try:
-        verdict = grade(exercise=ex, path=path, device=device, limits=Limits(wall_s=timeout), policy_file=policy_file)
-    except (DeviceUnavailable, PolicyError) as exc:
-        fail(str(exc))
-    except InternalError as exc:
-        fail(f"internal grader error, please report it: {exc}", INTERNAL)
+    verdict = _grade(ex, path, device=device, timeout=timeout, policy_file=policy_file)
     if ws is not None and ws.owns(path, ex):
         ws.record(ex, verdict.passed)
     if as_json:
@@ -160,8 +165,6 @@ def exercise(exercise, path, as_json, device, verbose, timeout, policy_file):
 def grade_all(as_json, device, timeout):
     """Grade every exercise in this workspace and summarise."""
     from grader.render import console
-    from grader.runner import DeviceUnavailable, InternalError, grade
-    from grader.sandbox import Limits
 
     ws = current_workspace(required=True)
     verdicts = []
@@ -169,12 +172,7 @@ def grade_all(as_json, device, timeout):
         path = ws.file_for(ex)
         if not path.is_file():
             fail(f"no such file: {path} (run `grade reset {ex.number}` to restore it)")
-        try:
-            v = grade(exercise=ex, path=path, device=device, limits=Limits(wall_s=timeout))
-        except DeviceUnavailable as exc:
-            fail(str(exc))
-        except InternalError as exc:
-            fail(f"internal grader error, please report it: {exc}", INTERNAL)
+        v = _grade(ex, path, device=device, timeout=timeout)
         ws.record(ex, v.passed)
         verdicts.append(v)
     if as_json:

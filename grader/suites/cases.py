@@ -31,6 +31,15 @@ def output_shape(ex: Exercise, init: dict, x_shape: tuple[int, ...]) -> tuple[in
     return (*x_shape[:-1], ex.dim("output", init))
 
 
+def _one_hot_values(w: torch.Tensor, heads: int, hs: int) -> torch.Tensor:
+    """A value projection that copies input features 0..PROBE_TOKENS into the start of every head."""
+    out = torch.zeros_like(w)
+    for h in range(heads):
+        for j in range(PROBE_TOKENS + 1):
+            out[h * hs + j, j] = 1.0
+    return out
+
+
 def probe_params(ex: Exercise, weights: dict[str, torch.Tensor]) -> tuple[dict, torch.Tensor]:
     """Weights and input that make each head's output spell out its attention weights.
 
@@ -53,23 +62,10 @@ def probe_params(ex: Exercise, weights: dict[str, torch.Tensor]) -> tuple[dict, 
             params[name] = torch.zeros_like(w)
         elif role == "qkv":  # fused (3·d_out, d_in): rows [q; k; v], the value block gets the one-hot copy
             wqkv = w.clone()
-            wqkv[2 * d_out :] = 0.0
-            for h in range(heads):
-                for j in range(T + 1):
-                    wqkv[2 * d_out + h * hs + j, j] = 1.0
+            wqkv[2 * d_out :] = _one_hot_values(w[2 * d_out :], heads, hs)
             params[name] = wqkv
-        elif role == "v" and kv_heads != heads:
-            wv = torch.zeros_like(w)
-            for g in range(kv_heads):
-                for j in range(T + 1):
-                    wv[g * hs + j, j] = 1.0
-            params[name] = wv
-        elif role == "v":
-            wv = torch.zeros_like(w)
-            for h in range(heads):
-                for j in range(T + 1):
-                    wv[h * hs + j, j] = 1.0
-            params[name] = wv
+        elif role == "v":  # with grouped-query attention there are fewer (shared) value heads
+            params[name] = _one_hot_values(w, kv_heads, hs)
         elif role == "o":
             params[name] = torch.eye(d_out, dtype=w.dtype)
         else:
