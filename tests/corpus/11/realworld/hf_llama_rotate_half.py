@@ -1,4 +1,5 @@
-# expect: rope_angle_precision
+# expect: pass
+# relabelled pass by the integrator: issue 12 defines float32 angles (Hugging Face, Meta, rasbt) as correct; only fp16/bf16 angles are rope_angle_precision
 # source: huggingface/transformers/src/transformers/models/llama/modeling_llama.py, LlamaRotaryEmbedding.forward +
 #   rotate_half + apply_rotary_pos_emb (commit 0022728)
 # license: Apache-2.0

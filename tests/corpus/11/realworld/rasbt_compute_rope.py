@@ -1,4 +1,5 @@
-# expect: rope_angle_precision
+# expect: pass
+# relabelled pass by the integrator: issue 12 defines float32 angles (Hugging Face, Meta, rasbt) as correct; only fp16/bf16 angles are rope_angle_precision
 # source: rasbt/LLMs-from-scratch/ch05/07_gpt_to_llama/converting-gpt-to-llama2.ipynb, precompute_rope_params +
 #   compute_rope (commit 28c65cdfbc3338e2e040016eea4b7fdf556e4d57)
 # license: Apache-2.0
