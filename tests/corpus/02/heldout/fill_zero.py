@@ -1,0 +1,14 @@
+# expect: mask_zero_fill
+# held-out: blocked scores are set to 0 with masked_fill(mask, 0) instead of -inf.
+import math
+
+import torch
+
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    d_k = query.size(-1)
+    scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)
+    if mask is not None:
+        scores = scores.masked_fill(mask, 0)
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ value, weights

@@ -1,0 +1,29 @@
+# expect: heads_split_wrong
+# held-out: "fixes" the split by viewing straight to (b, num_heads, t, head_dim), no transpose; the merge is done correctly.
+import math
+
+import torch
+import torch.nn as nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, hidden_size, num_heads):
+        super().__init__()
+        self.hidden_size = hidden_size
+        self.num_heads = num_heads
+        self.head_dim = hidden_size // num_heads
+        self.w_q = nn.Linear(hidden_size, hidden_size)
+        self.w_k = nn.Linear(hidden_size, hidden_size)
+        self.w_v = nn.Linear(hidden_size, hidden_size)
+        self.w_o = nn.Linear(hidden_size, hidden_size)
+
+    def forward(self, X):
+        B, T, H = X.shape
+        Q = self.w_q(X).view(B, self.num_heads, T, self.head_dim)
+        K = self.w_k(X).view(B, self.num_heads, T, self.head_dim)
+        V = self.w_v(X).view(B, self.num_heads, T, self.head_dim)
+        attention_value = torch.matmul(Q, K.transpose(-1, -2))
+        attention_weight = torch.softmax(attention_value / math.sqrt(self.head_dim), dim=-1)
+        output = torch.matmul(attention_weight, V)
+        output = output.transpose(1, 2).contiguous().view(B, T, H)
+        return self.w_o(output)

@@ -1,0 +1,34 @@
+# expect: padding_mask_broadcast
+# held-out: unsqueezes the (B, S) mask only once, (B, 1, S), so its batch axis lines up with the heads of (B, nh, T, S).
+import math
+
+import torch
+import torch.nn as nn
+
+
+class CrossAttention(nn.Module):
+    def __init__(self, d_in, d_context, d_out, num_heads, qkv_bias=False):
+        super().__init__()
+        if d_out % num_heads != 0:
+            raise ValueError("d_out must be divisible by num_heads")
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.head_dim = d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_context, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_context, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+
+    def forward(self, x, context, context_padding_mask=None):
+        B, T, _ = x.shape
+        S = context.shape[1]
+        nh, hs = self.num_heads, self.head_dim
+        q = self.W_query(x).view(B, T, nh, hs).transpose(1, 2)
+        k = self.W_key(context).view(B, S, nh, hs).transpose(1, 2)
+        v = self.W_value(context).view(B, S, nh, hs).transpose(1, 2)
+        att = q @ k.transpose(-2, -1) / math.sqrt(hs)
+        if context_padding_mask is not None:
+            att = att.masked_fill(context_padding_mask.unsqueeze(1), float("-inf"))
+        att = torch.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, self.d_out)
+        return self.out_proj(y)
