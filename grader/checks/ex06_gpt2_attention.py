@@ -7,7 +7,7 @@ The diagnosis probes the manual path as any module, then the token-split probe, 
 """
 import torch
 
-from grader.diagnosis import make
+from grader.diagnosis.diagnoses import make
 from grader.diagnosis.behaviour import attempt, close, crash_or, evidence, match, module_rules, report
 from grader.diagnosis.variants import module_bugs, module_forward, wrong_dims
 from grader.harness import compare, expect

@@ -7,7 +7,7 @@ leaves some queries with no key at all.
 """
 import torch
 
-from grader.diagnosis import make
+from grader.diagnosis.diagnoses import make
 from grader.diagnosis.behaviour import attempt, close, crash_or, evidence, failed, match, report
 from grader.diagnosis.variants import PADDING_BUGS, SCALE_BUGS, attend
 from grader.harness import compare, expect

@@ -6,7 +6,7 @@ the step's output against the full causal forward pass over the whole sequence.
 """
 import torch
 
-from grader.diagnosis import make
+from grader.diagnosis.diagnoses import make
 from grader.diagnosis.behaviour import api, attempt, close, crash_or, delta, evidence, match, report
 from grader.diagnosis.variants import attend, linear, module_bugs, module_forward, wrong_dims
 from grader.harness import compare, expect

@@ -4,7 +4,7 @@ The variants of grouped key/value heads are generic (grader/diagnosis/variants.p
 """
 import torch
 
-from grader.diagnosis import make
+from grader.diagnosis.diagnoses import make
 from grader.diagnosis.behaviour import attempt, close, failed, module_rules
 from grader.diagnosis.variants import module_forward
 from grader.harness import compare, expect

@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from grader.diagnosis import make
+from grader.diagnosis.diagnoses import make
 from grader.diagnosis.behaviour import attempt, close, crash_or, evidence, failed, match, report
 from grader.diagnosis.variants import SCALE_BUGS
 from grader.harness import Mismatch, compare, expect

@@ -6,7 +6,7 @@ checked on the submission's own outputs: q . k must not change when both positio
 """
 import torch
 
-from grader.diagnosis import make
+from grader.diagnosis.diagnoses import make
 from grader.diagnosis.behaviour import attempt, close, crash_or, delta, evidence, failed, match, report
 from grader.harness import compare, expect
 from grader.suites import check, needs

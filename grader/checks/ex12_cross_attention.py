@@ -5,7 +5,7 @@ batch is padded on the right to a common length.
 """
 import torch
 
-from grader.diagnosis import make
+from grader.diagnosis.diagnoses import make
 from grader.diagnosis.behaviour import attempt, bias_only, close, crash_or, evidence, failed, match, report
 from grader.diagnosis.variants import PADDING_BUGS, SCALE_BUGS, attend, linear
 from grader.harness import compare, expect

@@ -1,31 +1,10 @@
 """Names the mistake: from the submission's behaviour under inputs and weights the grader controls."""
 from __future__ import annotations
 
-import tomllib
-from functools import cache
-from pathlib import Path
-
+from grader.diagnosis.diagnoses import EXTRA, known, make, texts
 from grader.results import Diagnosis, Status, Verdict
 
-CATALOG = Path(__file__).with_name("catalog.toml")
-
-
-EXTRA: dict = {}  # texts of diagnoses that exercise modules bring (their DIAGNOSES)
-
-
-@cache
-def texts() -> dict:
-    return tomllib.loads(CATALOG.read_text(encoding="utf-8"))
-
-
-def known(id: str) -> bool:
-    return id in EXTRA or id in texts()
-
-
-def make(id: str, *evidence: str) -> Diagnosis:
-    t = EXTRA.get(id) or texts()[id]
-    return Diagnosis(id, t["title"], t["explanation"], t["hint"], [str(e) for e in evidence if e])
-
+__all__ = ["EXTRA", "diagnose", "known", "make", "texts"]
 
 def _merge(found: list[Diagnosis]) -> list[Diagnosis]:
     out: dict[str, Diagnosis] = {}

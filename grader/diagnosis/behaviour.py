@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from grader.diagnosis import make
+from grader.diagnosis.diagnoses import make
 from grader.diagnosis.variants import attend, candidates, describe, mistakes_of, module_bugs, module_forward, wrong_dims
 
 EXACT = 1e-7
