@@ -22,6 +22,25 @@ def fail(message: str, code: int = USAGE):
     sys.exit(code)
 
 
+def _use_pack(ctx, param, value):
+    """--pack DIR (or ATTENTION_KIT_PACK): make DIR the default pack, checked now (exit 2 if it is wrong)."""
+    from grader.catalog import CatalogError
+    from grader.pack import PackError, use_pack
+
+    try:
+        if value is not None:
+            use_pack(value)
+        load_catalog()
+    except (CatalogError, PackError) as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+    return value
+
+
+pack_option = click.option("--pack", type=click.Path(file_okay=False, path_type=Path), envvar="ATTENTION_KIT_PACK",
+                           callback=_use_pack, expose_value=False, is_eager=True,
+                           help="An exercise pack folder laid out like the kit (default: $ATTENTION_KIT_PACK, else the kit).")
+
+
 def lookup(key: str):
     try:
         return load_catalog().get(key)
@@ -81,6 +100,7 @@ def init(directory):
 
 
 @cli.command("list")
+@pack_option
 def list_exercises():
     """List the exercises with your progress in this workspace."""
     from rich.table import Table
@@ -143,6 +163,7 @@ def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bo
 @cli.command()
 @click.argument("exercise")
 @click.argument("path", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@pack_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (schema_version 1) and nothing else.")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
               help="Where to run the suites; auto uses CUDA when PyTorch sees a GPU.")
@@ -272,6 +293,7 @@ def watch(exercise, timeout):
 # -- instructors and hiring teams (grader/instructor/) ---------------------------------------------
 @cli.command("release")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@pack_option
 @click.option("--audience", type=click.Choice(["learners", "candidates"]), default="learners", show_default=True,
               help="learners: a workspace and how to grade themselves; candidates: a take-home without the grader.")
 @click.option("--install", default="pip install attention-kit", show_default=True,
@@ -296,6 +318,7 @@ def release_command(directory, audience, install, exercises, force):
 
 @cli.command("batch")
 @click.argument("submissions", type=click.Path(file_okay=False, path_type=Path))
+@pack_option
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=2, show_default=True,
               help="Submissions graded at once, each in its own process.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
@@ -376,6 +399,7 @@ def gradescope_group():
 
 @gradescope_group.command("build")
 @click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+@pack_option
 @click.option("--exercises", help="Which exercises the assignment has, e.g. 1,3-5 (default: all).")
 @click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
               help="Wall-clock seconds each exercise file may use in all.")
@@ -441,3 +465,33 @@ def classroom_command(directory, kit_spec, exercises, timeout):
         fail(str(exc))
     click.echo(f"Wrote {written[-1]}" + (f" and the handout ({len(written) - 1} files)" if len(written) > 1 else "")
                + f". Push {directory} as the assignment's template repository.")
+
+
+@cli.group("dev")
+def dev_group():
+    """Tools for exercise authors: lint a pack, regenerate the README's exercise table."""
+
+
+@dev_group.command("check")
+@pack_option
+@click.option("--no-grading", is_flag=True, help="Only the metadata, the files and the modules; grade nothing.")
+@click.option("--no-corpus", is_flag=True, help="Grade skeletons and solutions, not the labelled corpus.")
+def dev_check(no_grading, no_corpus):
+    """Lint the kit (or --pack DIR): metadata, files, modules, skeletons, solutions, corpus labels."""
+    from grader.devcheck import check
+    from grader.pack import default_pack
+
+    problems = check(default_pack(), grading=not no_grading, corpus=not no_corpus)
+    for line in problems:
+        click.echo(line)
+    click.echo(f"grade dev check: {len(problems)} problem(s)" if problems else "grade dev check: ok", err=True)
+    sys.exit(1 if problems else 0)
+
+
+@dev_group.command("readme-table")
+@pack_option
+def dev_readme_table():
+    """Print the exercise table (markdown) generated from info.toml, as the README shows it."""
+    from grader.devcheck import readme_table
+
+    click.echo(readme_table(load_catalog()), nl=False)

@@ -23,6 +23,10 @@ class TestResult:
     message: str = ""
     points: int = 1
     line: int | None = None  # the submission line the failure points at, when known
+    code: str = ""  # machine-readable failure (grader/failures.py CODES); "" when it passed
+    evidence: tuple[str, ...] = ()  # diagnosis ids this failure is evidence for (declared by its check)
+    init: dict | None = None  # the constructor arguments of a parametrized check (not in to_json)
+    own: bool = False  # a check of the exercise's own module, not a generic one (not in to_json)
 
     @property
     def score(self) -> int:
@@ -78,7 +82,7 @@ class Verdict:
             "state": self.state,
             "tests": [
                 {"name": t.name, "category": t.category, "status": t.status.value, "message": t.message,
-                 "points": t.points, "score": t.score, "line": t.line}
+                 "points": t.points, "score": t.score, "line": t.line, "code": t.code}
                 for t in self.tests
             ],
             "diagnoses": [asdict(d) for d in self.diagnoses],

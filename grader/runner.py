@@ -44,7 +44,7 @@ def resolve_device(device: str) -> str:
 
 
 def _message(exc: BaseException) -> tuple[Status, str, int | None]:
-    from grader.suites.harness import Mismatch
+    from grader.failures import Mismatch
 
     if isinstance(exc, Mismatch):
         return Status.FAILED, str(exc), None
@@ -59,6 +59,16 @@ def _message(exc: BaseException) -> tuple[Status, str, int | None]:
     return Status.ERROR, f"internal grader error: {type(exc).__name__}: {exc}", None
 
 
+def _evidence(declared, code: str) -> tuple[str, ...]:
+    """The diagnoses a check declared its failure (with this code) to be evidence for."""
+    if declared is None:
+        return ()
+    if isinstance(declared, str):
+        return (declared,)
+    found = declared.get(code, declared.get("*"))
+    return () if found is None else (found,) if isinstance(found, str) else tuple(found)
+
+
 class Collector:
     """pytest plugin: keeps the tests this exercise needs and records each outcome as a TestResult."""
 
@@ -68,25 +78,29 @@ class Collector:
         self.points = points
         self.results: list[TestResult] = []
         self.internal: list[str] = []
-        self._meta: dict[str, tuple[str, str]] = {}
+        self._meta: dict[str, tuple] = {}
         self._excs: dict[str, BaseException] = {}
 
     def pytest_configure(self, config):
         from grader.suites.conftest import HARNESS
 
         config.stash[HARNESS] = self.harness
-        config.addinivalue_line("markers", "check(category): the test's category and points (api, shape, ...)")
+        config.addinivalue_line("markers", "check(category, evidence): the test's category and what its failure means")
         config.addinivalue_line("markers", "needs(*features): run only for exercises with these features")
 
     def pytest_collection_modifyitems(self, session, config, items):
         keep, drop = [], []
         for item in items:
-            needs = item.get_closest_marker("needs")
-            (keep if needs is None or set(needs.args) <= self.features else drop).append(item)
+            needs = set().union(*(m.args for m in item.iter_markers("needs")))
+            (keep if needs <= self.features else drop).append(item)
         keep.sort(key=lambda it: CATEGORY_ORDER.index(it.get_closest_marker("check").args[0]))
         for item in keep:
-            doc = (item.function.__doc__ or "").strip().splitlines()
-            self._meta[item.nodeid] = (item.get_closest_marker("check").args[0], doc[0] if doc else item.name)
+            mark = item.get_closest_marker("check")
+            params = item.callspec.params if hasattr(item, "callspec") else {}
+            own = "own" in params  # a check of the exercise's own module: named by its parameter id
+            name = item.callspec.id if own else item.nodeid.split("::", 1)[1].removeprefix("test_")
+            init = params["own"][1] if own else params.get("init")
+            self._meta[item.nodeid] = (mark.args[0], name, mark.kwargs.get("evidence"), init, own)
         items[:] = keep
         if drop:
             config.hook.pytest_deselected(items=drop)
@@ -98,26 +112,34 @@ class Collector:
             self._excs[item.nodeid] = call.excinfo.value
 
     def pytest_runtest_logreport(self, report):
+        from grader.failures import code_of
+
         if report.when != "call" and not (report.failed or report.skipped):
             return
-        category, _ = self._meta[report.nodeid]
-        name = report.nodeid.split("::", 1)[1].removeprefix("test_")
-        line = None
+        category, name, declared, init, own = self._meta[report.nodeid]
+        line, code, evidence = None, "", ()
         if report.passed:
             status, message = Status.PASSED, ""
         elif report.skipped:
             status, message = Status.SKIPPED, str(report.longrepr[2]).removeprefix("Skipped: ")
         else:
-            status, message, line = _message(self._excs.get(report.nodeid, Exception(report.longreprtext[-300:])))
+            exc = self._excs.get(report.nodeid, Exception(report.longreprtext[-300:]))
+            status, message, line = _message(exc)
+            code = code_of(exc)
+            evidence = _evidence(declared, code)
             if message.startswith("internal grader error"):
                 self.internal.append(f"{name}: {message}")
-        self.results.append(TestResult(name, category, status, message, self.points.get(category, 1), line))
+        self.results.append(TestResult(name, category, status, message, self.points.get(category, 1), line, code,
+                                       evidence, init, own))
 
 
 def run_suite(harness, ex: Exercise, device: str) -> Collector:
-    catalog = load_catalog()
+    from grader.suites.conftest import own_checks
+
     features = set(ex.features) | {ex.kind} | ({"cuda"} if device == "cuda" else set())
-    collector = Collector(harness, features, catalog.points)
+    if own_checks(ex):
+        features.add("exercise_checks")
+    collector = Collector(harness, features, load_catalog(ex.pack).points)
     args = [str(SUITES_DIR), "-q", "-c", os.devnull, "--rootdir", str(SUITES_DIR), "--assert=plain", "--tb=no"]
     for plugin in UNUSED_PLUGINS:
         args += ["-p", f"no:{plugin}"]
@@ -179,7 +201,7 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
     _GRADED = True
     sandbox = None if blocked else Sandbox(Path(path), limits=limits, zygote=zygote).start()  # boots while torch loads
     try:
-        from grader.suites.harness import Harness  # imports torch
+        from grader.harness import Harness  # imports torch
 
         import torch
 
@@ -197,7 +219,7 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
         if any(d.id == "not_started" for d in verdict.diagnoses):
             verdict.state = "not_started"
         if capture_attention and not verdict.passed and sandbox is not None and sandbox.gone is None:
-            from grader.instructor.evidence import attention_weights
+            from grader.probes import attention_weights
 
             verdict.attention = attention_weights(harness)  # heat maps for instructor reports
         if collector.internal:

@@ -1,8 +1,9 @@
-"""Diagnosis accuracy on the labelled corpus in tests/corpus/NN/*.py.
+"""Diagnosis accuracy on the labelled corpus: tests/corpus/NN/*.py (dev), NN/heldout/ and NN/realworld/.
 
 Each file starts with `# expect: <diagnosis id>` or `# expect: pass`. Buggy variants must fail,
-correct alternatives must pass with no diagnosis, and at least 90% of the buggy variants must get
-the expected id first (SPEC section 5; issue "Diagnosis").
+correct alternatives must pass with no diagnosis; the dev corpus must get every buggy variant's
+expected id first (the held-out parts are measured and printed, not asserted here).
+All files grade in this process through one warm fork server (runner.grade(warm=True)).
 """
 from functools import cache
 from pathlib import Path
@@ -14,8 +15,9 @@ from grader.runner import grade
 from grader.sandbox import Limits
 from tests.conftest import CORPUS
 
-FILES = sorted(CORPUS.glob("[0-9][0-9]/*.py"))
-TARGET = 0.90
+PARTS = {"dev": "[0-9][0-9]/*.py", "heldout": "[0-9][0-9]/heldout/*.py", "realworld": "[0-9][0-9]/realworld/*.py"}
+FILES = sorted(CORPUS.glob(PARTS["dev"]))
+TARGET = 1.0  # the dev corpus: every label right
 
 
 def label(path: Path) -> str:
@@ -24,10 +26,14 @@ def label(path: Path) -> str:
     return first.removeprefix("# expect: ").strip()
 
 
+def exercise_of(path: Path):
+    number = path.parent.name if path.parent.name.isdigit() else path.parent.parent.name
+    return load_catalog().get(number)
+
+
 @cache
 def verdict(path: Path):
-    ex = load_catalog().get(path.parent.name)
-    return grade(exercise=ex, path=path, device="cpu", limits=Limits(wall_s=12))
+    return grade(exercise=exercise_of(path), path=path, device="cpu", limits=Limits(wall_s=12), warm=True)
 
 
 def test_corpus_is_big_enough():
@@ -48,8 +54,8 @@ def test_verdict(path):
         assert v.diagnoses, "a failing submission must get at least one diagnosis"
 
 
-def test_top1_accuracy(capsys):
-    buggy = [p for p in FILES if label(p) != "pass"]
+def top1(files) -> tuple[int, int, list[str]]:
+    buggy = [p for p in files if label(p) != "pass"]
     hits, misses = 0, []
     for path in buggy:
         v = verdict(path)
@@ -57,8 +63,17 @@ def test_top1_accuracy(capsys):
         if got == label(path):
             hits += 1
         else:
-            misses.append(f"{path.parent.name}/{path.name}: expected {label(path)}, got {got}")
-    accuracy = hits / len(buggy)
+            misses.append(f"{path.relative_to(CORPUS)}: expected {label(path)}, got {got}")
+    return hits, len(buggy), misses
+
+
+def test_top1_accuracy(capsys):
+    results = {}
+    for part, pattern in PARTS.items():
+        results[part] = top1(sorted(CORPUS.glob(pattern)))
     with capsys.disabled():
-        print(f"\ndiagnosis top-1 accuracy: {hits}/{len(buggy)} = {accuracy:.1%}" + "".join(f"\n  miss {m}" for m in misses))
-    assert accuracy >= TARGET, misses
+        for part, (hits, n, misses) in results.items():
+            line = f"{hits}/{n} = {hits / n:.1%}" if n else "0 files"
+            print(f"\ndiagnosis top-1 ({part}): {line}" + "".join(f"\n  miss {m}" for m in misses))
+    hits, n, misses = results["dev"]
+    assert hits / n >= TARGET, misses

@@ -4,7 +4,7 @@ import torch
 
 from grader.catalog import load_catalog
 from grader.diagnosis.variants import attend, module_bugs, module_forward, wrong_dims
-from grader.suites.harness import Harness
+from grader.harness import Harness
 
 MODULES = [e for e in load_catalog().exercises if e.kind == "module"]
 

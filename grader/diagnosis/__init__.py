@@ -1,24 +1,10 @@
 """Names the mistake: from the submission's behaviour under inputs and weights the grader controls."""
 from __future__ import annotations
 
-import tomllib
-from functools import cache
-from pathlib import Path
-
+from grader.diagnosis.diagnoses import EXTRA, known, make, texts
 from grader.results import Diagnosis, Status, Verdict
 
-CATALOG = Path(__file__).with_name("catalog.toml")
-
-
-@cache
-def texts() -> dict:
-    return tomllib.loads(CATALOG.read_text(encoding="utf-8"))
-
-
-def make(id: str, *evidence: str) -> Diagnosis:
-    t = texts()[id]
-    return Diagnosis(id, t["title"], t["explanation"], t["hint"], [e for e in evidence if e])
-
+__all__ = ["EXTRA", "diagnose", "known", "make", "texts"]
 
 def _merge(found: list[Diagnosis]) -> list[Diagnosis]:
     out: dict[str, Diagnosis] = {}
@@ -40,7 +26,7 @@ def diagnose(ex, harness, verdict: Verdict, *, violations=(), syntax=None, untou
         return _merge([make(v.rule, str(v)) for v in violations])
     failures = verdict.failures()
     load = harness.load_error
-    not_impl = [f for f in failures if f.message.startswith("not implemented yet")]
+    not_impl = [f for f in failures if f.code == "not_implemented"]
     if untouched or (isinstance(load, SubmissionError) and load.not_implemented) or (failures and len(not_impl) == len(failures)):
         where = not_impl[0].message if not_impl else "the file is unchanged from the skeleton"
         return [make("not_started", where)]
@@ -48,20 +34,24 @@ def diagnose(ex, harness, verdict: Verdict, *, violations=(), syntax=None, untou
         return [make(load.reason, load.detail)]
     if isinstance(load, SubmissionError):
         return [make("memory_limit" if load.memory else "import_error", str(load))]
+    if ex.module_path is not None:
+        from grader.pack import load_module
+
+        EXTRA.update(getattr(load_module(ex.module_path), "DIAGNOSES", {}))
     found: list[Diagnosis] = []
     gone = harness.sandbox.gone if harness.sandbox is not None else None
     if gone is not None and gone.reason == "timeout":
         found.append(make("timeout", gone.detail))
     for f in failures:
-        if f.status is Status.ERROR and "can't allocate memory" in f.message:
+        if f.status is Status.ERROR and f.code == "out_of_memory":
             found.append(make("memory_limit", f.message))
-        elif f.status is Status.ERROR and f.message.startswith("the submission ended the worker"):
+        elif f.status is Status.ERROR and f.code == "worker_exit":
             found.append(make("crash", f.message))
     if gone is None or gone.reason != "timeout":
         from grader.diagnosis.behaviour import behavioural
 
         found += behavioural(ex, harness, verdict)
     if not found:
-        nan = next((f.message for f in failures if "NaN" in f.message), None)
+        nan = next((f.message for f in failures if f.code == "non_finite"), None)
         found.append(make("nan_output", nan) if nan else make("wrong_output", *(f"{f.name}: {f.message}" for f in failures[:2])))
     return _merge(found)

@@ -60,7 +60,8 @@ class Row:
                    problem=data.get("problem", ""), duration_s=data.get("duration_s", 0.0))
 
 
-VERDICT_PARTS = ("runner.py", "policy.py", "results.py", "catalog.py", "sandbox", "suites", "diagnosis")
+VERDICT_PARTS = ("runner.py", "policy.py", "results.py", "catalog.py", "pack.py", "failures.py", "harness.py", "probes.py",
+                 "sandbox", "suites", "checks", "diagnosis")
 
 
 def kit_fingerprint() -> str:
@@ -71,6 +72,7 @@ def kit_fingerprint() -> str:
         top = PACKAGE_DIR / part
         paths += [top] if top.is_file() else sorted(p for p in top.rglob("*") if p.suffix in (".py", ".toml"))
     paths += sorted(kit_dir("solutions").glob("*.py")) + [kit_dir("exercises") / "info.toml"]
+    paths += sorted((kit_dir("exercises").parent / "checks").glob("*.py"))  # a pack's own exercise modules
     for path in paths:
         h.update(str(path.relative_to(path.parents[1])).encode())
         h.update(path.read_bytes())

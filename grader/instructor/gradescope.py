@@ -22,6 +22,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from grader import __version__
 from grader.catalog import PACKAGE_DIR, kit_dir, load_catalog
+from grader.pack import default_pack, use_pack
 from grader.instructor import UsageError, select_exercises
 
 CONFIG = "attention-kit.json"
@@ -75,6 +76,12 @@ def build_bundle(*, out: Path, source: Path | None = None, exercises: str | None
                 info.compress_type = zipfile.ZIP_DEFLATED
                 bundle.writestr(info, env.get_template(name).render(**values))
             bundle.write(wheel, wheel.name)
+            pack = default_pack()
+            if not pack.builtin:  # an exercise pack travels in the bundle; its solutions stay out of the worker's view
+                config["pack"] = "pack"
+                for folder in (pack.exercises, pack.solutions, pack.checks):
+                    for path in sorted(folder.glob("*.py")) + sorted(folder.glob("*.toml")):
+                        bundle.write(path, f"pack/{folder.name}/{path.name}")
             bundle.writestr(CONFIG, json.dumps(config, indent=2) + "\n")
     return Path(out)
 
@@ -143,6 +150,8 @@ def run(*, root: Path, config: Path | None = None) -> Path:
         settings.update(json.loads(Path(config).read_text(encoding="utf-8")))
     target = root / "results" / "results.json"
     target.parent.mkdir(parents=True, exist_ok=True)
+    if settings.get("pack") and config is not None:
+        use_pack(Path(config).parent / settings["pack"])  # the bundle's exercise pack (gradescope build --pack)
     try:
         numbers = settings["exercises"] or [ex.number for ex in load_catalog().exercises]
         selected = [load_catalog().get(n) for n in numbers]

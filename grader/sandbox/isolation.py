@@ -515,18 +515,21 @@ print("ISOLATION-REPORT " + json.dumps(report), flush=True)
 '''
 
 
-def self_check() -> list[tuple[str, str]]:
-    """Start a real worker with a probe that tries what a hostile submission would; returns (what, result)."""
+def self_check(kit_file: Path | None = None) -> list[tuple[str, str]]:
+    """Start a real worker with a probe that tries what a hostile submission would; returns (what, result).
+
+    kit_file: a private file the worker must not read (default: a reference solution beside the package).
+    """
     import json
     import tempfile
     import time
 
-    from grader.catalog import kit_dir
     from grader.sandbox.session import Sandbox
 
     with tempfile.TemporaryDirectory() as tmp:
         probe = Path(tmp) / "probe.py"
-        kit_file = next(iter(sorted(kit_dir("solutions").glob("*.py"))), PACKAGE_DIR / "__init__.py")
+        solutions = [PACKAGE_DIR / "_kit" / "solutions", PACKAGE_DIR.parent / "solutions"]
+        kit_file = kit_file or next((f for d in solutions for f in sorted(d.glob("*.py"))), PACKAGE_DIR / "__init__.py")
         marker = Path(tempfile.gettempdir()) / f"attention-kit-probe-{os.getpid()}"
         source = PROBE.replace('os.environ["KIT_PROBE"]', repr(str(kit_file)))
         probe.write_text(source.replace('os.environ["WRITE_PROBE"]', repr(str(marker))))

@@ -1,13 +1,19 @@
 """Hidden suites: pytest files run in the trusted grader against a sandboxed submission.
 
-Each test carries @check(category) and, where it applies only to some exercises,
-@needs(feature); the runner keeps the tests whose needs the exercise's metadata meets.
+Generic over exercises, driven by metadata: each test carries @check(category) and, where it
+applies only to some exercises, @needs(feature or kind); the runner keeps the tests whose needs
+the exercise's metadata meets. An exercise's own checks live in its module (grader/pack.py) and
+run through test_exercise_module.py.
+
+@check(category, evidence=...) also declares which diagnoses a failure of the test is evidence
+for: one diagnosis id, or {failure code: diagnosis id} with "*" for any other code
+(grader/failures.py lists the codes).
 """
 import pytest
 
 
-def check(category: str):
-    return pytest.mark.check(category)
+def check(category: str, evidence: str | dict | None = None):
+    return pytest.mark.check(category, evidence=evidence)
 
 
 def needs(*features: str):

@@ -1,7 +1,10 @@
 """Fixtures shared by the hidden suites. The runner puts the Harness in config.stash."""
+import inspect
+
 import pytest
 
-from grader.suites.cases import init_cases
+from grader.pack import load_module
+from grader.probes import init_cases
 
 HARNESS = pytest.StashKey()
 
@@ -25,7 +28,30 @@ def _not_blocked(request, kit):
         pytest.skip("not run: the file does not import")
 
 
+def own_checks(ex) -> list:
+    """The test_* functions of the exercise's own module, in their order in the file."""
+    if ex.module_path is None:
+        return []
+    module = load_module(ex.module_path)
+    return [fn for name, fn in vars(module).items() if name.startswith("test_") and callable(fn)]
+
+
+def _own_params(ex) -> list:
+    params = []
+    for fn in own_checks(ex):
+        name = fn.__name__.removeprefix("test_")
+        marks = getattr(fn, "pytestmark", [])
+        if "init" in inspect.signature(fn).parameters:
+            params += [pytest.param((fn, init), id=f"{name}[{i}]", marks=marks) for i, init in init_cases(ex)]
+        else:
+            params.append(pytest.param((fn, None), id=name, marks=marks))
+    return params
+
+
 def pytest_generate_tests(metafunc):
+    ex = metafunc.config.stash[HARNESS].exercise
     if "init" in metafunc.fixturenames:
-        cases = init_cases(metafunc.config.stash[HARNESS].exercise)
+        cases = init_cases(ex)
         metafunc.parametrize("init", [c for _, c in cases], ids=[i for i, _ in cases])
+    if "own" in metafunc.fixturenames:
+        metafunc.parametrize("own", _own_params(ex))

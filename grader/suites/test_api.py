@@ -1,5 +1,5 @@
 from grader.suites import check, needs
-from grader.suites.harness import expect
+from grader.harness import expect
 
 
 @check("api")
@@ -7,14 +7,15 @@ def test_entry_point_matches_contract(kit, ex):
     """The class or function exists with the contract's parameter names."""
     info = kit.describe()
     if ex.kind in ("module", "custom_module"):
-        expect(info["is_class"] and info.get("is_module"), f"{ex.entry} must be a class derived from torch.nn.Module")
+        expect(info["is_class"] and info.get("is_module"), f"{ex.entry} must be a class derived from torch.nn.Module",
+               "signature_mismatch")
     else:
-        expect(info["callable"] and not info["is_class"], f"{ex.entry} must be a function")
+        expect(info["callable"] and not info["is_class"], f"{ex.entry} must be a function", "signature_mismatch")
     names = info.get("parameters") or []
     if ex.kind in ("module", "custom_module") and names[:1] == ["self"]:
         names = names[1:]
     expect(names[: len(ex.signature)] == list(ex.signature),
-           f"{ex.entry} takes ({', '.join(names)}); the contract is ({', '.join(ex.signature)})")
+           f"{ex.entry} takes ({', '.join(names)}); the contract is ({', '.join(ex.signature)})", "signature_mismatch")
 
 
 @check("api")
@@ -29,11 +30,12 @@ def expect_contract_parameters(kit, init) -> None:
     want = {k: tuple(v.shape) for k, v in kit.weights(init).items()}
     missing = sorted(set(want) - set(got))
     extra = sorted(set(got) - set(want))
-    expect(not missing, f"missing parameter(s) {', '.join(missing)}: the grader loads weights by these names")
+    expect(not missing, f"missing parameter(s) {', '.join(missing)}: the grader loads weights by these names",
+           "parameter_names")
     expect(not extra, f"unexpected parameter(s) {', '.join(extra)}: buffers (like a mask) belong in register_buffer, "
-           "projections only in the contract's layers")
+           "projections only in the contract's layers", "parameter_names")
     wrong = [f"{k} is {got[k]}, expected {want[k]}" for k in want if got[k] != want[k]]
-    expect(not wrong, "; ".join(wrong))
+    expect(not wrong, "; ".join(wrong), "parameter_shapes")
 
 
 @check("api")
@@ -42,10 +44,11 @@ def test_rejects_heads_that_do_not_divide(kit, ex):
     """Construction fails when the output size is not divisible by the number of heads."""
     init = {**ex.config, ex.dims["output"]: 9, ex.dims["heads"]: 2}
     expect(kit.construct_raises(init) is not None,
-           f"{ex.entry}({', '.join(f'{k}={v}' for k, v in init.items())}) should raise: 9 is not divisible by 2 heads")
+           f"{ex.entry}({', '.join(f'{k}={v}' for k, v in init.items())}) should raise: 9 is not divisible by 2 heads",
+           "construct_should_raise")
 
 
 @check("api")
 def test_file_imports(kit):
     """The file runs top to bottom without an exception (importing it defines the entry point)."""
-    expect(kit.load_error is None, f"importing your file failed: {kit.load_error}")
+    expect(kit.load_error is None, f"importing your file failed: {kit.load_error}", "import_failed")

@@ -2,11 +2,11 @@ import pytest
 import torch
 
 from grader.suites import check, needs
-from grader.suites.cases import input_shapes, output_shape
-from grader.suites.harness import compare, expect
+from grader.probes import input_shapes, output_shape
+from grader.harness import compare, expect
 
 
-@check("device")
+@check("device", evidence="mask_device")
 @needs("module")
 def test_runs_on_meta_device(kit, ex):
     """After .to('meta') the module runs on meta tensors: nothing in forward is pinned to the CPU."""
@@ -14,10 +14,10 @@ def test_runs_on_meta_device(kit, ex):
     shape = input_shapes(ex, init)[0]
     shapes, _ = kit.run(init, [kit.randn(*shape)], params=kit.weights(init), device="meta")
     want = output_shape(ex, init, shape)
-    expect(shapes[0] == want, f"on the meta device, input {shape} gave output {shapes[0]}, expected {want}")
+    expect(shapes[0] == want, f"on the meta device, input {shape} gave output {shapes[0]}, expected {want}", "shape_mismatch")
 
 
-@check("device")
+@check("device", evidence="mask_device")
 @needs("function")
 def test_function_runs_on_meta_device(kit, ex):
     """The function runs on meta tensors, with a mask on the same device."""
@@ -25,7 +25,7 @@ def test_function_runs_on_meta_device(kit, ex):
     q, k, v = kit.randn(2, c["L"], c["d_k"]), kit.randn(2, c["S"], c["d_k"], salt=1), kit.randn(2, c["S"], c["d_v"], salt=2)
     mask = torch.zeros(c["L"], c["S"], dtype=torch.bool)
     shapes, _ = kit.run(None, [q, k, v], {"mask": mask}, device="meta", n_outputs=2)
-    expect(shapes[0] == (2, c["L"], c["d_v"]), f"on the meta device the output shape is {shapes[0]}")
+    expect(shapes[0] == (2, c["L"], c["d_v"]), f"on the meta device the output shape is {shapes[0]}", "shape_mismatch")
 
 
 @check("device")

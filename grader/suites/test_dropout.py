@@ -1,11 +1,11 @@
 import torch
 
 from grader.suites import check, needs
-from grader.suites.cases import probe_params, read_weights
-from grader.suites.harness import compare, expect
+from grader.probes import probe_params, read_weights
+from grader.harness import compare, expect
 
 
-@check("dropout")
+@check("dropout", evidence="dropout_in_eval")
 @needs("dropout")
 def test_eval_mode_is_deterministic_and_dropout_free(kit, ex):
     """With dropout=0.5 in eval mode, outputs are reproducible and equal the dropout-free reference."""
@@ -19,7 +19,7 @@ def test_eval_mode_is_deterministic_and_dropout_free(kit, ex):
     compare(first[0], want[0], "eval-mode output with dropout=0.5")
 
 
-@check("dropout")
+@check("dropout", evidence="dropout_misplaced")
 @needs("dropout")
 def test_training_mode_with_zero_dropout_matches(kit, ex):
     """With dropout=0.0, training mode gives the reference output."""
@@ -31,7 +31,7 @@ def test_training_mode_with_zero_dropout_matches(kit, ex):
     compare(got[0], want[0], "training-mode output with dropout=0.0")
 
 
-@check("dropout")
+@check("dropout", evidence={"nothing_dropped": "dropout_missing", "*": "dropout_misplaced"})
 @needs("dropout")
 def test_training_drops_attention_weights(kit, ex):
     """In training mode each attention weight is either dropped (0) or scaled by 1/(1-p), and nothing else changes.
@@ -48,16 +48,17 @@ def test_training_drops_attention_weights(kit, ex):
     kept = w_ref.expand_as(w) / (1 - p)
     live = kept > 1e-9
     expect(not torch.allclose(w, w_ref.expand_as(w), atol=1e-9),
-           f"no attention weight was dropped or rescaled in training mode with p={p}: is dropout applied?")
+           f"no attention weight was dropped or rescaled in training mode with p={p}: is dropout applied?", "nothing_dropped")
     is_kept = (w - kept).abs() <= 1e-7 * (1 + kept)
     is_dropped = w.abs() <= 1e-12
     odd = live & ~is_kept & ~is_dropped
     if odd.any():
         b, h, i, j = (int(v) for v in torch.unravel_index(odd.int().argmax(), odd.shape))
         expect(False, f"weight of query {i} on key {j} (head {h}) is {w[b, h, i, j].item():.4g}; with dropout it must be "
-                      f"0 or {kept[b, h, i, j].item():.4g} (the eval weight / (1 - p)): dropout must act on the attention weights")
+                      f"0 or {kept[b, h, i, j].item():.4g} (the eval weight / (1 - p)): dropout must act on the attention weights",
+               "dropout_misplaced")
     compare(sums, w.sum(-1), "sum of the dropped weights vs the output's row sum", token_dim=-1)
     frac = (is_dropped & live).sum().item() / max(1, live.sum().item())
     expect(frac > 0.2, f"only {frac:.0%} of the attention weights were dropped with p={p} in training mode: "
-                       "is dropout applied (and only in training)?")
-    expect(frac < 0.8, f"{frac:.0%} of the attention weights were dropped with p={p}")
+                       "is dropout applied (and only in training)?", "nothing_dropped")
+    expect(frac < 0.8, f"{frac:.0%} of the attention weights were dropped with p={p}", "dropout_misplaced")

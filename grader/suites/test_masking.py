@@ -1,8 +1,8 @@
 import torch
 
 from grader.suites import check, needs
-from grader.suites.cases import probe_params, read_weights
-from grader.suites.harness import compare, expect
+from grader.probes import probe_params, read_weights
+from grader.harness import compare, expect
 
 
 @check("masking")
@@ -22,7 +22,7 @@ def test_future_tokens_do_not_leak(kit, ex):
         if delta.max() > 1e-9:
             i = int(delta.argmax())
             expect(False, f"changing token {j} changed the output at token {i} by {delta[i].item():.3g}: "
-                          "a token can see the future")
+                          "a token can see the future", "future_token_leak")
 
 
 def _probe(kit, ex, *, train=False, batch=1, seed=0):
@@ -52,11 +52,11 @@ def test_future_keys_get_zero_weight(kit, ex):
     leak = w.masked_fill(~future, 0).abs()
     if leak.max() > 1e-12:
         *_, i, j = (int(v) for v in torch.unravel_index(leak.argmax(), leak.shape))
-        expect(False, f"query {i} puts weight {leak.max().item():.3g} on future key {j}")
+        expect(False, f"query {i} puts weight {leak.max().item():.3g} on future key {j}", "future_weight")
     dead = (w.masked_fill(future, 1) <= 0)
     if dead.any():
         *_, i, j = (int(v) for v in torch.unravel_index(dead.int().argmax(), dead.shape))
-        expect(False, f"query {i} gives key {j} (not in its future) weight 0: is the diagonal masked too?")
+        expect(False, f"query {i} gives key {j} (not in its future) weight 0: is the diagonal masked too?", "diagonal_blocked")
 
 
 @check("masking")
@@ -67,7 +67,7 @@ def test_no_nan_with_large_inputs(kit, ex):
     params = kit.weights(init)
     x = kit.randn(2, ex.dim("context", init) or 6, ex.dim("input", init)) * 40
     got, _ = kit.run(init, [x.float()], params=params, dtype=torch.float32)
-    expect(bool(torch.isfinite(got[0]).all()), "the output contains NaN or inf for large inputs")
+    expect(bool(torch.isfinite(got[0]).all()), "the output contains NaN or inf for large inputs", "non_finite")
     want, _ = kit.ref_run(init, [x], params=params)
     compare(got[0], want[0], "float32 output for large inputs", dtype=torch.float32)
 
@@ -90,7 +90,8 @@ def test_mask_blocks_keys(kit, ex):
     leak = w.masked_fill(~mask, 0).abs()
     if leak.max() > 0:
         *_, i, j = (int(t) for t in torch.unravel_index(leak.argmax(), leak.shape))
-        expect(False, f"query {i} puts weight {leak.max().item():.3g} on key {j}, which the mask blocks (True = blocked)")
+        expect(False, f"query {i} puts weight {leak.max().item():.3g} on key {j}, which the mask blocks (True = blocked)",
+               "future_weight")
     want, _ = kit.ref_run(None, [q, k, v], {"mask": mask})
     compare(w, want[1], "masked weights")
     compare(out, want[0], "masked output")
@@ -129,6 +130,7 @@ def test_no_nan_with_large_scores(kit, ex):
     q, k, v = kit.randn(2, c["L"], c["d_k"]) * 30, kit.randn(2, c["S"], c["d_k"], salt=1) * 30, kit.randn(2, c["S"], c["d_v"], salt=2)
     mask = _mask(kit, c["L"], c["S"], 5)
     (out, w), _ = kit.run(None, [q.float(), k.float(), v.float()], {"mask": mask}, dtype=torch.float32, n_outputs=2)
-    expect(bool(torch.isfinite(out).all() and torch.isfinite(w).all()), "NaN or inf in the result for large scores")
+    expect(bool(torch.isfinite(out).all() and torch.isfinite(w).all()), "NaN or inf in the result for large scores",
+           "non_finite")
     want, _ = kit.ref_run(None, [q, k, v], {"mask": mask})
     compare(out, want[0], "float32 output for large scores", dtype=torch.float32)

@@ -1,8 +1,8 @@
 from grader.suites import check
-from grader.suites.harness import expect
+from grader.harness import expect
 
 
 @check("policy")
 def test_policy_check(kit):
     """The file parses, imports only allowed modules and uses no forbidden API or escape hatch."""
-    expect(not kit.blocked, kit.blocked or "")
+    expect(not kit.blocked, kit.blocked or "", "policy_blocked")

@@ -1,6 +1,6 @@
 from grader.suites import check, needs
-from grader.suites.cases import input_shapes, output_shape
-from grader.suites.harness import expect
+from grader.probes import input_shapes, output_shape
+from grader.harness import expect
 
 
 @check("shape")
@@ -11,7 +11,7 @@ def test_output_shapes(kit, ex, init):
     for shape in input_shapes(ex, init):
         outs, _ = kit.run(init, [kit.randn(*shape)], params=params)
         want = output_shape(ex, init, shape)
-        expect(tuple(outs[0].shape) == want, f"input {shape} gave output {tuple(outs[0].shape)}, expected {want}")
+        expect(tuple(outs[0].shape) == want, f"input {shape} gave output {tuple(outs[0].shape)}, expected {want}", "shape_mismatch")
 
 
 @check("shape")
@@ -22,5 +22,5 @@ def test_function_output_shapes(kit, ex):
     for lead in [(), (2,), (2, 3)]:
         q, k, v = kit.randn(*lead, c["L"], c["d_k"]), kit.randn(*lead, c["S"], c["d_k"], salt=1), kit.randn(*lead, c["S"], c["d_v"], salt=2)
         (out, w), _ = kit.run(None, [q, k, v], n_outputs=2)
-        expect(tuple(out.shape) == (*lead, c["L"], c["d_v"]), f"output shape {tuple(out.shape)} for query {tuple(q.shape)}, value {tuple(v.shape)}; expected {(*lead, c['L'], c['d_v'])}")
-        expect(tuple(w.shape) == (*lead, c["L"], c["S"]), f"weights shape {tuple(w.shape)}, expected {(*lead, c['L'], c['S'])}")
+        expect(tuple(out.shape) == (*lead, c["L"], c["d_v"]), f"output shape {tuple(out.shape)} for query {tuple(q.shape)}, value {tuple(v.shape)}; expected {(*lead, c['L'], c['d_v'])}", "shape_mismatch")
+        expect(tuple(w.shape) == (*lead, c["L"], c["S"]), f"weights shape {tuple(w.shape)}, expected {(*lead, c['L'], c['S'])}", "shape_mismatch")

@@ -1,19 +1,25 @@
-"""Exercise 9 (gqa): grouped-query attention, num_kv_groups key/value heads shared by consecutive query heads."""
+"""Exercise 9 (gqa): grouped-query attention, num_kv_groups key/value heads shared by consecutive query heads.
+
+The variants of grouped key/value heads are generic (grader/diagnosis/variants.py, dims.kv_heads).
+"""
 import torch
 
-from grader.suites import check, needs
-from grader.suites.cases import input_shapes, probe_params, read_weights
-from grader.suites.harness import compare, expect
+from grader.diagnosis.diagnoses import make
+from grader.diagnosis.behaviour import attempt, close, failed, module_rules
+from grader.diagnosis.variants import module_forward
+from grader.harness import compare, expect
+from grader.probes import input_shapes, probe_params, read_weights
+from grader.results import Status
+from grader.suites import check
 
 
 @check("api")
-@needs("gqa")
 def test_rejects_heads_not_divisible_by_groups(kit, ex):
     """Construction fails when num_heads is not divisible by num_kv_groups."""
     init = {**ex.config, ex.dims["heads"]: 6, ex.dims["kv_heads"]: 4, ex.dims["output"]: 18}
     expect(kit.construct_raises(init) is not None,
            f"{ex.entry}({', '.join(f'{k}={v}' for k, v in init.items())}) should raise: 6 query heads cannot be split "
-           "into 4 equal groups")
+           "into 4 equal groups", "construct_should_raise")
 
 
 def _ends(ex):
@@ -23,7 +29,6 @@ def _ends(ex):
 
 
 @check("numerics")
-@needs("gqa")
 def test_both_ends_mha_and_mqa(kit, ex):
     """num_kv_groups = num_heads is multi-head attention and num_kv_groups = 1 is multi-query attention: both match."""
     for what, init in _ends(ex):
@@ -34,8 +39,7 @@ def test_both_ends_mha_and_mqa(kit, ex):
         compare(got[0], want[0], f"output of {what}")
 
 
-@check("masking")
-@needs("gqa")
+@check("masking", evidence="gqa_group_mapping")
 def test_query_heads_share_kv_heads_in_consecutive_groups(kit, ex):
     """With every query head given the same queries, heads of one group attend alike: head h uses KV head h // group_size."""
     init = ex.probe
@@ -56,5 +60,32 @@ def test_query_heads_share_kv_heads_in_consecutive_groups(kit, ex):
         if used != [h // g]:
             seen = f"KV head {used[0]}" if used else "no KV head's keys"
             expect(False, f"query head {h} attends like {seen}; with {nh} query heads and {nkv} KV heads it must use "
-                          f"KV head {h // g} = {h} // {g} (consecutive heads share: repeat_interleave, not repeat)")
+                          f"KV head {h // g} = {h} // {g} (consecutive heads share: repeat_interleave, not repeat)",
+                   "value_mismatch")
     compare(w, w_ref, "attention weights (batch, head, query, key)", token_dim=-2)
+
+
+# -- diagnosis ----------------------------------------------------------------------------------------------
+def diagnose(ex, kit, verdict) -> list:
+    """As exercise 4 (the variants know the KV groups), then what only shows when KV heads are shared."""
+    shapes = failed(verdict, "parameter_shapes")
+    if shapes:  # the right names with the wrong shapes: usually W_key/W_value as wide as W_query
+        return [make("api_mismatch", t.message) for t in shapes]
+    found = module_rules(ex, kit, verdict)
+    if found and found[0].id not in ("wrong_output", "crash", "view_noncontiguous"):
+        return found
+    init = ex.config
+    nh = ex.dim("heads", init)
+    x = kit.randn(2, ex.dim("context", init), ex.dim("input", init), salt=77)
+    _, err = attempt(lambda: kit.run(init, [x], params=kit.weights(init)))
+    if err is not None:
+        mha = {**init, ex.dims["kv_heads"]: nh}
+        params = kit.weights(mha)
+        got, err2 = attempt(lambda: kit.run(mha, [x], params=params)[0])
+        if err2 is None and close(got[0], module_forward(ex, mha, params, x)):
+            return [make("gqa_kv_heads_wrong", f"with num_kv_groups = num_heads = {nh} (multi-head attention) the output "
+                                               f"is right; with {ex.dim('kv_heads', init)} KV heads: {err}")]
+    for t in verdict.failures():
+        if "gqa_group_mapping" in t.evidence and t.status is Status.FAILED:
+            return [make("gqa_group_mapping", t.message)]
+    return found

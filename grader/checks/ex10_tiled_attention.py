@@ -10,9 +10,12 @@ import math
 
 import torch
 
+from grader.diagnosis.diagnoses import make
+from grader.diagnosis.behaviour import attempt, close, crash_or, evidence, failed, match, report
+from grader.diagnosis.variants import SCALE_BUGS
+from grader.harness import Mismatch, compare, expect
 from grader.sandbox import SubmissionError
 from grader.suites import check, needs
-from grader.suites.harness import Mismatch, compare, expect
 
 LONG = {"B": 2, "H": 8, "T": 4096, "d": 8, "block_size": 256}
 
@@ -37,7 +40,6 @@ def cases(c):
 
 
 @check("shape")
-@needs("tiled")
 def test_tiled_output_shapes(kit, ex):
     """output is (B, H, L, d_v) for L != S, short last blocks, one token, and the default block_size."""
     c = ex.config
@@ -46,11 +48,11 @@ def test_tiled_output_shapes(kit, ex):
         (out,), _ = kit.run(None, args, kwargs, check_shapes=False)
         want = (c["B"], c["H"], L, c["d_v"])
         expect(tuple(out.shape) == want, f"output shape {tuple(out.shape)} for query {tuple(args[0].shape)} and value "
-                                         f"{tuple(args[2].shape)} ({kwargs or 'default block_size'}); expected {want}")
+                                         f"{tuple(args[2].shape)} ({kwargs or 'default block_size'}); expected {want}",
+               "shape_mismatch")
 
 
-@check("numerics")
-@needs("tiled")
+@check("numerics", evidence="wrong_output")
 def test_tiled_matches_reference_float64(kit, ex):
     """Equal to softmax(QKᵀ/√d_k)V in float64 for every block size: a short last block, one block, blocks of one token, causal."""
     c = ex.config
@@ -61,8 +63,7 @@ def test_tiled_matches_reference_float64(kit, ex):
         compare(got[0], want[0], f"output ({what})")
 
 
-@check("numerics")
-@needs("tiled")
+@check("numerics", evidence={"non_finite": "online_softmax_overflow", "*": "wrong_output"})
 def test_tiled_large_scores_do_not_overflow(kit, ex):
     """Scores in the hundreds (float32): exp never overflows, because every exponent is score - running max <= 0."""
     c = ex.config
@@ -71,13 +72,12 @@ def test_tiled_large_scores_do_not_overflow(kit, ex):
         got, _ = kit.run(None, [a.float() for a in args], kwargs, dtype=torch.float32)
         expect(bool(torch.isfinite(got[0]).all()), f"{what}: NaN or inf in the float32 output for scores of up to "
                                                    f"{(args[0] @ args[1].transpose(-2, -1)).abs().max().item() / math.sqrt(c['d_k']):.0f}: "
-                                                   "is the running maximum subtracted before exp?")
+                                                   "is the running maximum subtracted before exp?", "non_finite")
         want, _ = kit.ref_run(None, args, kwargs)
         compare(got[0], want[0], f"float32 output for large scores ({what})", dtype=torch.float32)
 
 
 @check("numerics")
-@needs("tiled")
 def test_tiled_gradients_match_reference(kit, ex):
     """Backward through the blocks gives the reference's gradients for query, key and value (causal, short last block)."""
     c = ex.config
@@ -87,12 +87,11 @@ def test_tiled_gradients_match_reference(kit, ex):
     _, got = kit.run(None, args, kwargs, grad_out=gout)
     _, want = kit.ref_run(None, args, kwargs, grad_out=gout)
     for i, name in enumerate(["query", "key", "value"]):
-        expect(f"arg{i}" in got, f"no gradient reached {name}: is the output detached from it?")
+        expect(f"arg{i}" in got, f"no gradient reached {name}: is the output detached from it?", "no_gradient")
         compare(got[f"arg{i}"], want[f"arg{i}"], f"gradient of {name}")
 
 
-@check("numerics")
-@needs("tiled")
+@check("numerics", evidence={"out_of_memory": "scores_materialised", "*": "wrong_output"})
 def test_long_sequence_never_builds_the_score_matrix(kit, ex):
     """16 heads x 4096 tokens in float32, whose 1 GiB score matrix does not fit in the worker's memory: the tiled result is exact."""
     B, H, T, d, block = LONG["B"], LONG["H"], LONG["T"], LONG["d"], LONG["block_size"]
@@ -105,15 +104,14 @@ def test_long_sequence_never_builds_the_score_matrix(kit, ex):
         gib = B * H * T * T * 4 / 2**30
         raise Mismatch(f"out of memory for {B}×{H} heads of {T} tokens (block_size={block}): the full score matrix "
                        f"would be {gib:.0f} GiB, more than the worker may use; only blocks of at most "
-                       f"({B}, {H}, {block}, {block}) scores may exist at once ({exc.message[:120]})") from None
+                       f"({B}, {H}, {block}, {block}) scores may exist at once ({exc.message[:120]})", "out_of_memory") from None
     rows = torch.tensor([0, 1, block - 1, block, 1000, T // 2, T - 2, T - 1])
     qs = q[:, :, rows].double()  # (B, H, rows, d): the reference for a few queries needs only (rows, T) scores
     want = torch.softmax(qs @ k.double().transpose(-2, -1) / math.sqrt(d), dim=-1) @ v.double()
     compare(out[:, :, rows], want, f"output of queries {rows.tolist()} out of {T}", dtype=torch.float32)
 
 
-@check("masking")
-@needs("tiled")
+@check("masking", evidence="wrong_output")
 def test_tiled_causal_future_does_not_leak(kit, ex):
     """causal=True: changing key/value j leaves the outputs of every earlier query unchanged, across block borders."""
     c = ex.config
@@ -129,21 +127,20 @@ def test_tiled_causal_future_does_not_leak(kit, ex):
         if delta.max() > 1e-9:
             i = int(delta.argmax())
             expect(False, f"changing key {j} changed the output of query {i} by {delta[i].item():.3g} "
-                          f"(block_size {c['block_size']}): a query sees the future")
+                          f"(block_size {c['block_size']}): a query sees the future", "future_token_leak")
 
 
-@check("device")
-@needs("tiled")
+@check("device", evidence="mask_device")
 def test_tiled_runs_on_meta_device(kit, ex):
     """On the meta device nothing is created on the CPU inside the function (running statistics, masks, positions)."""
     c = ex.config
     shapes, _ = kit.run(None, qkv(kit, c), {"block_size": c["block_size"], "causal": True}, device="meta")
     want = (c["B"], c["H"], c["L"], c["d_v"])
-    expect(shapes[0] == want, f"on the meta device the output shape is {shapes[0]}, expected {want}")
+    expect(shapes[0] == want, f"on the meta device the output shape is {shapes[0]}, expected {want}", "shape_mismatch")
 
 
 @check("device")
-@needs("tiled", "cuda")
+@needs("cuda")
 def test_tiled_matches_reference_on_cuda(kit, ex):
     """On the GPU, float32 results (causal, short last block) match the reference."""
     c = ex.config
@@ -152,3 +149,96 @@ def test_tiled_matches_reference_on_cuda(kit, ex):
     want, _ = kit.ref_run(None, args, kwargs)
     got, _ = kit.run(None, [a.float() for a in args], kwargs, dtype=torch.float32, device="cuda")
     compare(got[0], want[0], "CUDA float32 output", dtype=torch.float32)
+
+
+# -- mistakes ------------------------------------------------------------------------------------------------
+TILED_BUGS = ("online_no_rescale", "online_sum_not_rescaled", "online_acc_not_rescaled", "online_block_average",
+              "tiled_remainder_dropped", "tiled_diagonal_unmasked", "tiled_diagonal_skipped")
+MISTAKES = {
+    "online_no_rescale": "with the running sum and accumulator never rescaled by exp(m_old - m_new) when the maximum grows",
+    "online_sum_not_rescaled": "with the running sum l not rescaled by exp(m_old - m_new) when the maximum grows",
+    "online_acc_not_rescaled": "with the accumulator acc not rescaled by exp(m_old - m_new) when the maximum grows",
+    "online_block_average": "with a separate softmax per key block, the blocks' outputs then averaged",
+    "tiled_remainder_dropped": "with the last, shorter block of keys left out",
+    "tiled_diagonal_unmasked": "with the key blocks that cross the diagonal left unmasked",
+    "tiled_diagonal_skipped": "with the key blocks that cross the diagonal skipped",
+}
+ALIASES = {"online_sum_not_rescaled": "online_softmax_no_rescale", "online_acc_not_rescaled": "online_softmax_no_rescale",
+                "online_no_rescale": "online_softmax_no_rescale", "online_block_average": "online_softmax_block_average",
+                "tiled_diagonal_unmasked": "tiled_causal_diagonal", "tiled_diagonal_skipped": "tiled_causal_diagonal"}
+EXCLUSIVE = [{"online_no_rescale", "online_sum_not_rescaled", "online_acc_not_rescaled", "online_block_average"},
+             {"tiled_diagonal_unmasked", "tiled_diagonal_skipped"}]
+
+
+def tiled_attend(q, k, v, causal=False, block_size=64, bugs=frozenset(), wrong_dim=None):
+    """Exercise 10 computed block by block, as a learner would, with optional mistakes (NaN where a row has no key)."""
+    B, H, L, d_k = q.shape
+    S = k.size(-2)
+    if "no_scaling" in bugs:
+        scale = 1.0
+    elif "scale_not_sqrt" in bugs:
+        scale = 1.0 / d_k
+    elif "scale_wrong_dim" in bugs:
+        scale = 1.0 / math.sqrt(wrong_dim)
+    else:
+        scale = 1.0 / math.sqrt(d_k)
+    end = (S // block_size) * block_size if "tiled_remainder_dropped" in bugs else S
+    rows = []
+    for i0 in range(0, L, block_size):
+        qb = q[:, :, i0 : i0 + block_size] * scale
+        bq = qb.size(-2)
+        m = torch.full((B, H, bq, 1), float("-inf"), dtype=q.dtype)
+        l = torch.zeros(B, H, bq, 1, dtype=q.dtype)
+        acc = torch.zeros(B, H, bq, v.size(-1), dtype=q.dtype)
+        parts = []
+        for j0 in range(0, end, block_size):
+            kb, vb = k[:, :, j0 : j0 + block_size], v[:, :, j0 : j0 + block_size]
+            if causal and j0 > i0 + bq - 1:
+                break  # every key here is in the future of every query of the block
+            crosses = causal and j0 + kb.size(-2) - 1 > i0
+            if crosses and "tiled_diagonal_skipped" in bugs:
+                continue
+            s = qb @ kb.transpose(-2, -1)
+            if crosses and "tiled_diagonal_unmasked" not in bugs:
+                qi = torch.arange(i0, i0 + bq)[:, None]
+                kj = torch.arange(j0, j0 + kb.size(-2))[None, :]
+                s = s.masked_fill(kj > qi, float("-inf"))
+            if "online_block_average" in bugs:
+                parts.append(torch.softmax(s, dim=-1) @ vb)
+                continue
+            m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+            p = torch.exp(s - m_new)
+            corr = torch.exp(m - m_new)
+            keep_l = "online_no_rescale" in bugs or "online_sum_not_rescaled" in bugs
+            keep_acc = "online_no_rescale" in bugs or "online_acc_not_rescaled" in bugs
+            l = (l if keep_l else l * corr) + p.sum(dim=-1, keepdim=True)
+            acc = (acc if keep_acc else acc * corr) + p @ vb
+            m = m_new
+        if "online_block_average" in bugs:
+            rows.append(torch.stack(parts).mean(0) if parts else torch.full_like(acc, float("nan")))
+        else:
+            rows.append(acc / l)
+    return torch.cat(rows, dim=2)
+
+
+
+
+# -- diagnosis ----------------------------------------------------------------------------------------------
+def diagnose(ex, kit, verdict) -> list:
+    """Three probes (the suite's first cases) against the block-by-block variants."""
+    c = ex.config
+    found = [make("api_mismatch", t.message) for t in failed(verdict, "signature_mismatch")]
+    probes = []
+    for i, (what, L, S, kwargs) in enumerate(cases(c)[:3]):
+        args = qkv(kit, c, L=L, S=S, salt=100 + 10 * i)
+        got, err = attempt(lambda: kit.run(None, args, kwargs)[0])
+        if err is not None:
+            if err.code == "dtype_changed":
+                return found + [make("dtype_not_kept", err)]
+            return found + [crash_or(err, text=f"{what}: {err}")]
+        probes.append(((args, kwargs), got))
+    if all(close(got[0], tiled_attend(*a, **kw)) for (a, kw), got in probes):
+        return found + evidence(verdict, own=True)
+    matches = match(ex, probes, lambda a, b, wd: [tiled_attend(*a[0], **a[1], bugs=b, wrong_dim=wd)],
+                     [*TILED_BUGS, *SCALE_BUGS], [c["d_v"]], c["d_k"])
+    return found + report(ex, matches, c["d_k"])

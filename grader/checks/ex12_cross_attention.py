@@ -5,8 +5,11 @@ batch is padded on the right to a common length.
 """
 import torch
 
+from grader.diagnosis.diagnoses import make
+from grader.diagnosis.behaviour import attempt, bias_only, close, crash_or, evidence, failed, match, report
+from grader.diagnosis.variants import PADDING_BUGS, SCALE_BUGS, attend, linear
+from grader.harness import compare, expect
 from grader.suites import check, needs
-from grader.suites.harness import compare, expect
 
 T, S = 4, 7
 
@@ -30,7 +33,6 @@ def run(kit, init, params, x, context, mask=None, **kw):
 
 
 @check("shape")
-@needs("cross")
 def test_cross_output_shapes(kit, ex, init):
     """(B, T, d_out) for T < S, T > S, one query, one context token, batch 1."""
     params = kit.weights(init)
@@ -43,7 +45,6 @@ def test_cross_output_shapes(kit, ex, init):
 
 
 @check("numerics")
-@needs("cross")
 def test_cross_matches_reference_float64(kit, ex, init):
     """Equal to the reference in float64, without and with a padding mask on the context (T != S, d_in != d_context)."""
     params = kit.weights(init)
@@ -55,7 +56,6 @@ def test_cross_matches_reference_float64(kit, ex, init):
 
 
 @check("numerics")
-@needs("cross")
 def test_cross_float32_and_gradients(kit, ex):
     """float32 matches; backward reaches x, context and every parameter with the reference's gradients."""
     init = ex.config
@@ -71,12 +71,11 @@ def test_cross_float32_and_gradients(kit, ex):
     names = {"arg0": "x", "arg1": "context"}
     for name, g in want_g.items():
         what = names.get(name, name.removeprefix("param."))
-        expect(name in got_g, f"no gradient reached {what}: is the output detached from it?")
+        expect(name in got_g, f"no gradient reached {what}: is the output detached from it?", "no_gradient")
         compare(got_g[name], g, f"gradient of {what}", token_dim=None)
 
 
 @check("masking")
-@needs("cross")
 def test_padded_context_is_ignored(kit, ex):
     """Changing the padded context tokens leaves every output unchanged; changing a real one changes the outputs."""
     init = ex.config
@@ -100,7 +99,6 @@ def test_padded_context_is_ignored(kit, ex):
 
 
 @check("masking")
-@needs("cross")
 def test_queries_are_independent(kit, ex):
     """Not causal, not self-attention: changing query token j changes output j only, and every query sees all real context."""
     init = ex.config
@@ -124,19 +122,18 @@ def test_queries_are_independent(kit, ex):
            "Cross-attention sees the whole source")
 
 
-@check("device")
-@needs("cross")
+@check("device", evidence="mask_device")
 def test_cross_runs_on_meta_device(kit, ex):
     """The module runs on the meta device, with the mask there too."""
     init = ex.config
     x, context = inputs(kit, ex, init)
     shapes, _ = run(kit, init, kit.weights(init), x, context, padding([S, 3, 1]), device="meta")
     want = (3, T, ex.dim("output", init))
-    expect(shapes[0] == want, f"on the meta device the output shape is {shapes[0]}, expected {want}")
+    expect(shapes[0] == want, f"on the meta device the output shape is {shapes[0]}, expected {want}", "shape_mismatch")
 
 
 @check("device")
-@needs("cross", "cuda")
+@needs("cuda")
 def test_cross_matches_reference_on_cuda(kit, ex):
     """On the GPU, float32 results with a padding mask match the reference."""
     init = ex.config
@@ -146,3 +143,109 @@ def test_cross_matches_reference_on_cuda(kit, ex):
     got, _ = run(kit, init, params, x.float(), context.float(), mask, dtype=torch.float32, device="cuda")
     want, _ = kit.ref_run(init, [x, context, mask], params=params)
     compare(got[0], want[0], "CUDA float32 output with a padding mask", dtype=torch.float32)
+
+
+# -- mistakes ------------------------------------------------------------------------------------------------
+CROSS_BUGS = ("cross_kv_from_queries", "cross_causal_mask")
+MISTAKES = {
+    "cross_kv_from_queries": "with keys and values projected from x instead of from context (self-attention)",
+    "cross_causal_mask": "with a causal mask over (queries, context tokens)",
+}
+
+
+def cross_forward(ex, init: dict, params: dict, x, context, mask=None, bugs=frozenset(), wrong_dim=None):
+    """Exercise 12's forward(x, context, context_padding_mask) as a function of its parameters, with optional mistakes."""
+    roles = ex.roles
+    nh = ex.dim("heads", init) or 1
+    B, T, _ = x.shape
+    src = x if "cross_kv_from_queries" in bugs else context
+    d_out = params[f"{roles['q']}.weight"].shape[0]
+    if src.size(-1) != params[f"{roles['k']}.weight"].shape[1]:
+        return torch.full((B, T, d_out), float("nan"), dtype=x.dtype)
+    q = linear(x, params, roles["q"])
+    k, v = linear(src, params, roles["k"]), linear(src, params, roles["v"])
+    S, hs = k.size(1), d_out // nh
+    q = q.view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
+    k, v = (t.view(B, S, nh, hs).transpose(1, 2) for t in (k, v))  # (B, nh, S, hs)
+    blocked = None
+    if mask is not None and "padding_mask_ignored" not in bugs:
+        if mask.size(-1) < S:
+            return torch.full((B, T, d_out), float("nan"), dtype=x.dtype)
+        mask = mask[..., :S]  # keys from x: a mask that still runs must have been cut to x's length
+        m = ~mask if "padding_mask_inverted" in bugs else mask
+        if "padding_mask_on_queries" in bugs:
+            if T != S:
+                return torch.full((B, T, d_out), float("nan"), dtype=x.dtype)
+            blocked = m.view(B, 1, S, 1)
+        elif "padding_mask_broadcast" in bugs:
+            if B != nh:
+                return torch.full((B, T, d_out), float("nan"), dtype=x.dtype)
+            blocked = m.view(1, B, 1, S)
+        else:
+            blocked = m.view(B, 1, 1, S)
+    if "cross_causal_mask" in bugs:
+        future = torch.ones(T, S, dtype=torch.bool).triu(1)
+        blocked = future if blocked is None else blocked | future
+    core = bugs & {*SCALE_BUGS, "softmax_wrong_dim", "mask_zero_fill", "mask_after_softmax"}
+    y, _ = attend(q, k, v, blocked=blocked, bugs=core, scale_dim=hs, wrong_dim=wrong_dim)  # (B, nh, T, hs)
+    y = y.reshape(B, T, d_out) if "heads_merge_wrong" in bugs else y.transpose(1, 2).reshape(B, T, d_out)
+    return y if "out_proj_missing" in bugs else linear(y, params, roles["o"])
+
+
+def cross_bugs(ex, init: dict) -> list[str]:
+    bugs = [*CROSS_BUGS, *PADDING_BUGS, *SCALE_BUGS, "softmax_wrong_dim", "mask_zero_fill", "mask_after_softmax",
+            "out_proj_missing"]
+    if (ex.dim("heads", init) or 1) > 1:
+        bugs.append("heads_merge_wrong")
+    return bugs
+
+
+# -- diagnosis ----------------------------------------------------------------------------------------------
+def diagnose(ex, kit, verdict) -> list:
+    """Probes with and without a padding mask; shapes that only line up by accident are tried when the base case fails."""
+    found = [make("api_mismatch", t.message) for t in failed(verdict, "signature_mismatch", "construct_should_raise")]
+    params_failed = failed(verdict, "parameter_names", "parameter_shapes")
+    if params_failed:
+        only_bias = bias_only(ex, kit) and not any(t.code == "parameter_shapes" for t in params_failed)
+        found += [make("qkv_bias_ignored" if only_bias else "api_mismatch", t.message) for t in params_failed]
+        if not only_bias:
+            return found
+
+    def probes_for(init, B=3, T=4):
+        params = kit.weights(init)
+        x, context = inputs(kit, ex, init, B=B, T_=T, salt=120)
+        out = []
+        for mask in (None, padding([7, 3, 1][:B])):
+            got, err = attempt(lambda: run(kit, init, params, x, context, mask)[0])
+            if err is not None:
+                return None, err
+            out.append(((x, context, mask), got))
+        return (params, out), None
+
+    init = ex.config
+    right = ex.dim("output", init) // (ex.dim("heads", init) or 1)
+    wrong = sorted({ex.dim("input", init), ex.dim("context_width", init), ex.dim("output", init)} - {right})
+    result, err = probes_for(init)
+    if err is not None:
+        # shapes that only line up by accident: d_context = d_in (keys from x), T = S (mask on the queries),
+        # B = heads (a (B, 1, S) mask lined up with the heads)
+        same = {**init, ex.dims["context_width"]: ex.dim("input", init)}
+        heads = ex.dim("heads", init) or 1
+        for alt, kw, what in [(same, {}, "d_context = d_in"), (init, {"T": 7}, "as many queries as context tokens"),
+                              (init, {"B": heads}, f"a batch of {heads} (= heads)")]:
+            result2, err2 = probes_for(alt, **kw)
+            if err2 is None:
+                params, probes = result2
+                matches = match(ex, probes, lambda a, b, wd: [cross_forward(ex, alt, params, *a, bugs=b, wrong_dim=wd)],
+                                 cross_bugs(ex, alt), wrong, right)
+                if matches:
+                    return found + report(ex, matches, right, f"it fails for the base case ({err}); with {what} ")
+        if err.code == "view_noncontiguous":
+            return found + [make("view_noncontiguous", err)]
+        return found + [crash_or(err)]
+    params, probes = result
+    if all(close(got[0], cross_forward(ex, init, params, *a)) for a, got in probes):
+        return found + evidence(verdict, own=True)
+    matches = match(ex, probes, lambda a, b, wd: [cross_forward(ex, init, params, *a, bugs=b, wrong_dim=wd)],
+                     cross_bugs(ex, init), wrong, right)
+    return found + report(ex, matches, right)

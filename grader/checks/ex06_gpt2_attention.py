@@ -1,14 +1,18 @@
 """Exercise 6 (GPT-2 attention): the flash path, F.scaled_dot_product_attention, must agree with the manual path.
 
 The generic suites run the manual path (config flash=False) and sweep flash=True through the
-numerics; these tests hold the flash path to everything else: causality, dropout only in
+numerics; these checks hold the flash path to everything else: causality, dropout only in
 training, gradients, the meta device, and agreement with the manual path on the same weights.
+The diagnosis probes the manual path as any module, then the token-split probe, then the flash path.
 """
 import torch
 
-from grader.suites import check, needs
-from grader.suites.cases import input_shapes, probe_params, read_weights
-from grader.suites.harness import compare, expect
+from grader.diagnosis.diagnoses import make
+from grader.diagnosis.behaviour import attempt, close, crash_or, evidence, match, module_rules, report
+from grader.diagnosis.variants import module_bugs, module_forward, wrong_dims
+from grader.harness import compare, expect
+from grader.probes import input_shapes, probe_params, read_weights
+from grader.suites import check
 
 
 def _flash(config: dict, flash: bool = True) -> dict:
@@ -16,7 +20,6 @@ def _flash(config: dict, flash: bool = True) -> dict:
 
 
 @check("numerics")
-@needs("flash_path")
 def test_flash_and_manual_paths_agree(kit, ex):
     """flash=True and flash=False give the same output (and the reference's) on the same weights, float64 and float32."""
     init = ex.config
@@ -35,7 +38,6 @@ def test_flash_and_manual_paths_agree(kit, ex):
 
 
 @check("numerics")
-@needs("flash_path")
 def test_flash_gradients_match_reference(kit, ex):
     """Backward through the flash path gives the reference's gradients for the input and every parameter."""
     init = _flash(ex.config)
@@ -47,12 +49,11 @@ def test_flash_gradients_match_reference(kit, ex):
     _, want = kit.ref_run(init, [x], params=params, grad_out=[gout])
     for name, g in want.items():
         what = "input" if name == "arg0" else name.removeprefix("param.")
-        expect(name in got, f"flash path: no gradient reached {what}: is the output detached from it?")
+        expect(name in got, f"flash path: no gradient reached {what}: is the output detached from it?", "no_gradient")
         compare(got[name], g, f"flash path gradient of {what}", token_dim=None)
 
 
 @check("masking")
-@needs("flash_path")
 def test_flash_future_tokens_do_not_leak(kit, ex):
     """On the flash path too, changing token j leaves the outputs at every earlier token unchanged."""
     init = _flash(ex.config)
@@ -68,11 +69,10 @@ def test_flash_future_tokens_do_not_leak(kit, ex):
         if delta.max() > 1e-9:
             i = int(delta.argmax())
             expect(False, f"flash path: changing token {j} changed the output at token {i} by {delta[i].item():.3g}: "
-                          "a token can see the future (is_causal=True?)")
+                          "a token can see the future (is_causal=True?)", "future_token_leak")
 
 
 @check("masking")
-@needs("flash_path")
 def test_flash_attention_weights_match(kit, ex):
     """Read through one-hot values, the flash path's attention weights are causal and equal the reference's."""
     init = _flash(ex.probe)
@@ -84,13 +84,12 @@ def test_flash_attention_weights_match(kit, ex):
     leak = w.masked_fill(~torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1), 0).abs()
     if leak.max() > 1e-12:
         *_, i, j = (int(v) for v in torch.unravel_index(leak.argmax(), leak.shape))
-        expect(False, f"flash path: query {i} puts weight {leak.max().item():.3g} on future key {j}")
+        expect(False, f"flash path: query {i} puts weight {leak.max().item():.3g} on future key {j}", "future_weight")
     compare(sums, torch.ones_like(sums), "flash path: sum of each query's attention weights", token_dim=-1)
     compare(w, w_ref, "flash path attention weights (batch, head, query, key)", token_dim=-2)
 
 
-@check("dropout")
-@needs("flash_path")
+@check("dropout", evidence="dropout_in_eval")
 def test_flash_eval_mode_is_dropout_free(kit, ex):
     """With dropout=0.5 in eval mode the flash path is deterministic and equals the dropout-free reference."""
     init = {**_flash(ex.config), ex.dims["dropout"]: 0.5}
@@ -103,8 +102,7 @@ def test_flash_eval_mode_is_dropout_free(kit, ex):
     compare(first[0], want[0], "flash path: eval-mode output with dropout=0.5 (dropout_p must be 0.0 in eval mode)")
 
 
-@check("dropout")
-@needs("flash_path")
+@check("dropout", evidence={"nothing_dropped": "dropout_missing", "*": "dropout_misplaced"})
 def test_flash_training_drops_attention_weights(kit, ex):
     """In training mode the flash path drops attention weights: each is 0 or scaled by 1/(1-p), nothing else changes."""
     init = _flash(ex.probe)
@@ -116,25 +114,81 @@ def test_flash_training_drops_attention_weights(kit, ex):
     kept = w_ref.expand_as(w) / (1 - p)
     live = kept > 1e-9
     expect(not torch.allclose(w, w_ref.expand_as(w), atol=1e-9),
-           f"flash path: no attention weight was dropped in training mode with p={p}: pass dropout_p when training")
+           f"flash path: no attention weight was dropped in training mode with p={p}: pass dropout_p when training",
+           "nothing_dropped")
     is_kept = (w - kept).abs() <= 1e-7 * (1 + kept)
     is_dropped = w.abs() <= 1e-12
     odd = live & ~is_kept & ~is_dropped
     if odd.any():
         b, h, i, j = (int(v) for v in torch.unravel_index(odd.int().argmax(), odd.shape))
         expect(False, f"flash path: weight of query {i} on key {j} (head {h}) is {w[b, h, i, j].item():.4g}; with "
-                      f"dropout it must be 0 or {kept[b, h, i, j].item():.4g}: dropout must act on the attention weights")
+                      f"dropout it must be 0 or {kept[b, h, i, j].item():.4g}: dropout must act on the attention weights",
+               "dropout_misplaced")
     compare(sums, w.sum(-1), "flash path: sum of the dropped weights vs the output's row sum", token_dim=-1)
     frac = (is_dropped & live).sum().item() / max(1, live.sum().item())
     expect(0.2 < frac < 0.8, f"flash path: {frac:.0%} of the attention weights were dropped with p={p} in training mode")
 
 
-@check("device")
-@needs("flash_path")
+@check("device", evidence="mask_device")
 def test_flash_runs_on_meta_device(kit, ex):
     """The flash path runs on the meta device, for fewer tokens than block_size too."""
     init = _flash(ex.config)
     for shape in input_shapes(ex, init)[:2]:
         shapes, _ = kit.run(init, [kit.randn(*shape)], params=kit.weights(init), device="meta")
         want = (*shape[:-1], ex.dim("output", init))
-        expect(shapes[0] == want, f"flash path on the meta device: input {shape} gave {shapes[0]}, expected {want}")
+        expect(shapes[0] == want, f"flash path on the meta device: input {shape} gave {shapes[0]}, expected {want}",
+               "shape_mismatch")
+
+
+# -- diagnosis ----------------------------------------------------------------------------------------------
+def diagnose(ex, kit, verdict) -> list:
+    """The manual path (config flash=False) as any module, then the token-split probe, then the flash path."""
+    found = module_rules(ex, kit, verdict)
+    if found and found[0].id in ("wrong_output", "crash"):
+        return _qkv_split_tokens(ex, kit) or found
+    if found and found[0].id != "wrong_output":
+        return found
+    return found + _flash_rules(ex, kit, verdict)
+
+
+def _qkv_split_tokens(ex, kit) -> list:
+    """c_attn's output split along the tokens (split(n_embd, dim=1), chunk(3, dim=1)) runs only when the
+    tokens divide evenly: try T = 3·n_embd, where both forms do, and match the variants there."""
+    n = ex.dim("input", ex.config)
+    init = {**ex.config, ex.dims["context"]: 3 * n}
+    params = kit.weights(init)
+    x = kit.randn(2, 3 * n, n, salt=76)
+    got, err = attempt(lambda: kit.run(init, [x], params=params)[0])
+    if err is not None:
+        return []
+    right = n // (ex.dim("heads", init) or 1)
+    matches = match(ex, [(x, got)], lambda a, b, wd: [module_forward(ex, init, params, a, b, wd)],
+                    module_bugs(ex, init), wrong_dims(ex, init), right)
+    return report(ex, matches, right, f"it fails for {ex.dim('context', ex.config)} tokens; with {3 * n} tokens ")
+
+
+def _flash_rules(ex, kit, verdict) -> list:
+    """The flash path against the variants: a missing is_causal is the mask_missing variant."""
+    init = _flash(ex.config)
+    params = kit.weights(init)
+    x = kit.randn(2, ex.dim("context", init), ex.dim("input", init), salt=77)
+    right = ex.dim("output", init) // (ex.dim("heads", init) or 1)
+    flash_failures = [t for t in verdict.failures() if t.own or (t.init or {}).get("flash")]
+    got, err = attempt(lambda: kit.run(init, [x], params=params)[0])
+    if err is not None:
+        return [crash_or(err, "flash_paths_disagree", f"with flash=True: {err}")]
+    if not close(got[0], module_forward(ex, init, params, x)):
+        matches = match(ex, [(x, got)], lambda a, b, wd: [module_forward(ex, init, params, a, b, wd)],
+                        module_bugs(ex, init), wrong_dims(ex, init), right)
+        found = []
+        for bugs, wd in matches:
+            if bugs == {"mask_missing"}:
+                found.append(make("flash_not_causal", "with flash=True your output equals the reference computed "
+                                                      "with no causal mask; with flash=False it is right"))
+            else:
+                found += report(ex, [(bugs, wd)], right, "with flash=True (flash=False is right) ")
+        return found or [make("flash_paths_disagree", *(f"{t.name}: {t.message}" for t in flash_failures[:2]))]
+    found = evidence(verdict, own=True)
+    if not found and flash_failures:
+        found.append(make("flash_paths_disagree", *(f"{t.name}: {t.message}" for t in flash_failures[:2])))
+    return found

@@ -7,8 +7,11 @@ leaves some queries with no key at all.
 """
 import torch
 
+from grader.diagnosis.diagnoses import make
+from grader.diagnosis.behaviour import attempt, close, crash_or, evidence, failed, match, report
+from grader.diagnosis.variants import PADDING_BUGS, SCALE_BUGS, attend
+from grader.harness import compare, expect
 from grader.suites import check, needs
-from grader.suites.harness import compare, expect
 
 
 def qkv(kit, c, *, L=None, S=None, B=None, salt=0, scale=1.0):
@@ -44,8 +47,7 @@ def cases(c):
     ]
 
 
-@check("shape")
-@needs("key_padding")
+@check("shape", evidence={"dtype_changed": "dtype_not_kept"})
 def test_padded_output_shapes(kit, ex):
     """output is (B, H, L, d_v) with d_k != d_v, L != S without a causal mask, batch 1, one token."""
     c = ex.config
@@ -55,11 +57,10 @@ def test_padded_output_shapes(kit, ex):
         (out,), _ = kit.run(None, args, kwargs, check_shapes=False)
         want = (B, c["H"], L, c["d_v"])
         expect(tuple(out.shape) == want, f"output shape {tuple(out.shape)} for query {tuple(args[0].shape)}, "
-                                         f"value {tuple(args[2].shape)}; expected {want}")
+                                         f"value {tuple(args[2].shape)}; expected {want}", "shape_mismatch")
 
 
-@check("numerics")
-@needs("key_padding")
+@check("numerics", evidence={"dtype_changed": "dtype_not_kept"})
 def test_padded_matches_reference_float64(kit, ex):
     """Outputs equal the reference in float64: no mask, causal, right and left padding, with and without causal."""
     c = ex.config
@@ -67,12 +68,11 @@ def test_padded_matches_reference_float64(kit, ex):
         args = qkv(kit, c, L=L, S=S, salt=10 * i)
         got, _ = kit.run(None, args, kwargs)
         want, _ = kit.ref_run(None, args, kwargs)
-        expect(not torch.isnan(got[0]).any(), f"{what}: the output contains NaN")
+        expect(not torch.isnan(got[0]).any(), f"{what}: the output contains NaN", "non_finite")
         compare(got[0], want[0], f"output ({what})")
 
 
 @check("masking")
-@needs("key_padding")
 def test_padded_keys_get_zero_weight(kit, ex):
     """Read through one-hot values: padded (and future) keys get weight exactly 0, the other weights sum to 1."""
     c = ex.config
@@ -87,14 +87,14 @@ def test_padded_keys_get_zero_weight(kit, ex):
         if leak.max() > 1e-12:
             b, h, i, j = (int(t) for t in torch.unravel_index(leak.argmax(), leak.shape))
             kind = "a padding key" if mask[b, j] else "a future key"
-            expect(False, f"{what}: in sequence {b}, query {i} puts weight {w[b, h, i, j].item():.3g} on key {j}, {kind}")
+            expect(False, f"{what}: in sequence {b}, query {i} puts weight {w[b, h, i, j].item():.3g} on key {j}, {kind}",
+                   "future_weight")
         sums = w.sum(-1)
         want = (~empty_rows(mask, bool(kwargs.get("causal")), L))[:, None, :].double().expand_as(sums)
         compare(sums, want, f"{what}: sum of each query's weights (1, or 0 for a query with no key)", token_dim=-1)
 
 
 @check("masking")
-@needs("key_padding")
 def test_queries_with_no_key_give_zeros(kit, ex):
     """A query whose every key is blocked (left padding + causal, or an all-padding sequence) outputs 0, not NaN."""
     c = ex.config
@@ -107,13 +107,13 @@ def test_queries_with_no_key_give_zeros(kit, ex):
         rows = out.permute(0, 2, 1, 3)[empty]  # (rows, H, d_v)
         b, i = (int(t) for t in empty.nonzero()[0])
         expect(not torch.isnan(rows).any(), f"{what}: query {i} of sequence {b} has no key to attend to and its output "
-                                            "is NaN: softmax over a row of -inf is 0/0")
+                                            "is NaN: softmax over a row of -inf is 0/0", "non_finite")
         expect(bool((rows == 0).all()), f"{what}: query {i} of sequence {b} has no key to attend to; its output must be 0, "
-                                        f"got {out[b, 0, i].tolist()} (an average of values that are padding?)")
+                                        f"got {out[b, 0, i].tolist()} (an average of values that are padding?)", "value_mismatch")
 
 
-@check("numerics")
-@needs("key_padding")
+@check("numerics", evidence={"dtype_changed": "dtype_not_kept", "dtype_overflow": "fp16_fill_overflow",
+                             "non_finite": "fp16_fill_overflow", "*": "wrong_output"})
 def test_half_precision_float16_and_bfloat16(kit, ex):
     """float16 and bfloat16 inputs give a result of the same dtype that matches the reference: no fill-value overflow, no NaN."""
     c = ex.config
@@ -124,12 +124,12 @@ def test_half_precision_float16_and_bfloat16(kit, ex):
     for dtype in (torch.float16, torch.bfloat16):
         name = str(dtype).removeprefix("torch.")
         got, _ = kit.run(None, [a.to(dtype) for a in args], kwargs, dtype=dtype)
-        expect(not torch.isnan(got[0]).any(), f"{name}: the output contains NaN (a fill value that overflows to -inf?)")
+        expect(not torch.isnan(got[0]).any(), f"{name}: the output contains NaN (a fill value that overflows to -inf?)",
+               "non_finite")
         compare(got[0], want[0], f"{name} output (left padding + causal)", dtype=dtype)
 
 
-@check("numerics")
-@needs("key_padding")
+@check("numerics", evidence={"non_finite": "masked_rows_nan_grad", "*": "wrong_output"})
 def test_padded_gradients_are_finite_and_match(kit, ex):
     """Gradients of query, key and value match the reference and stay finite, with queries that have no key."""
     c = ex.config
@@ -140,15 +140,15 @@ def test_padded_gradients_are_finite_and_match(kit, ex):
     _, got = kit.run(None, args, kwargs, grad_out=gout)
     _, want = kit.ref_run(None, args, kwargs, grad_out=gout)
     for i, name in enumerate(["query", "key", "value"]):
-        expect(f"arg{i}" in got, f"no gradient reached {name}: is the output detached from it?")
+        expect(f"arg{i}" in got, f"no gradient reached {name}: is the output detached from it?", "no_gradient")
         g = got[f"arg{i}"]
         expect(not torch.isnan(g).any(), f"the gradient of {name} contains NaN: a NaN hidden in the forward pass "
-                                         "(softmax of a row of -inf, then torch.where or indexing) still flows backward")
+                                         "(softmax of a row of -inf, then torch.where or indexing) still flows backward",
+               "non_finite")
         compare(g, want[f"arg{i}"], f"gradient of {name}")
 
 
 @check("masking")
-@needs("key_padding")
 def test_no_nan_with_large_scores(kit, ex):
     """Large scores in float32 with padding and a causal mask give finite results that match the reference."""
     c = ex.config
@@ -156,13 +156,12 @@ def test_no_nan_with_large_scores(kit, ex):
     kwargs = {"key_padding_mask": padding([S, 3, 2], S), "causal": True}
     args = qkv(kit, c, salt=50, scale=30.0)
     got, _ = kit.run(None, [a.float() for a in args], kwargs, dtype=torch.float32)
-    expect(bool(torch.isfinite(got[0]).all()), "NaN or inf in the output for large scores")
+    expect(bool(torch.isfinite(got[0]).all()), "NaN or inf in the output for large scores", "non_finite")
     want, _ = kit.ref_run(None, args, kwargs)
     compare(got[0], want[0], "float32 output for large scores", dtype=torch.float32)
 
 
-@check("device")
-@needs("key_padding")
+@check("device", evidence="mask_device")
 def test_padded_runs_on_meta_device(kit, ex):
     """On the meta device (mask on the same device), nothing is created on the CPU inside the function."""
     c = ex.config
@@ -170,11 +169,11 @@ def test_padded_runs_on_meta_device(kit, ex):
     kwargs = {"key_padding_mask": padding([S, 4, 1], S, left=True), "causal": True}
     shapes, _ = kit.run(None, qkv(kit, c), kwargs, device="meta")
     want = (c["B"], c["H"], c["L"], c["d_v"])
-    expect(shapes[0] == want, f"on the meta device the output shape is {shapes[0]}, expected {want}")
+    expect(shapes[0] == want, f"on the meta device the output shape is {shapes[0]}, expected {want}", "shape_mismatch")
 
 
 @check("device")
-@needs("key_padding", "cuda")
+@needs("cuda")
 def test_padded_matches_reference_on_cuda(kit, ex):
     """On the GPU, float32 and float16 results (left padding + causal) match the reference within dtype tolerances."""
     c = ex.config
@@ -185,3 +184,104 @@ def test_padded_matches_reference_on_cuda(kit, ex):
     for dtype in (torch.float32, torch.float16):
         got, _ = kit.run(None, [a.to(dtype) for a in args], kwargs, dtype=dtype, device="cuda")
         compare(got[0], want[0], f"CUDA {str(dtype)[6:]} output", dtype=dtype)
+
+
+# -- mistakes ------------------------------------------------------------------------------------------------
+ROW_BUGS = ("masked_rows_not_zero", "masked_rows_nan")
+MISTAKES = {
+    "causal_ignored": "with causal=True ignored (no causal mask)",
+    "mask_combine_wrong": "with the causal and padding masks combined by & (blocked only where both block)",
+    "masked_rows_not_zero": "with queries that have no key giving the average of all values instead of 0",
+    "masked_rows_nan": "with queries that have no key giving NaN",
+}
+ALIASES = {"causal_ignored": "mask_missing"}
+EXCLUSIVE = [{*ROW_BUGS, "mask_zero_fill", "mask_after_softmax"}]
+
+
+def padded_attend(q, k, v, key_padding_mask=None, causal=False, bugs=frozenset(), wrong_dim=None):
+    """Exercise 7's reference (B, H, L, d) with optional mistakes; NaN where a mistake cannot run for these shapes."""
+    B, H, L, _ = q.shape
+    S = k.size(-2)
+    nan = torch.full((*q.shape[:-1], v.size(-1)), float("nan"), dtype=q.dtype)
+    future = torch.ones(L, S, dtype=torch.bool).triu(1) if causal and "causal_ignored" not in bugs else None
+    pad = None
+    if key_padding_mask is not None and "padding_mask_ignored" not in bugs:
+        m = ~key_padding_mask if "padding_mask_inverted" in bugs else key_padding_mask
+        if "padding_mask_on_queries" in bugs:
+            if L != S:
+                return nan
+            pad = m.view(B, 1, S, 1)
+        elif "padding_mask_broadcast" in bugs:
+            if B != H:
+                return nan
+            pad = m.view(1, B, 1, S)
+        else:
+            pad = m.view(B, 1, 1, S)
+    if future is not None and pad is not None:
+        blocked = (future & pad) if "mask_combine_wrong" in bugs else (future | pad)
+    else:
+        blocked = future if future is not None else pad
+    core = bugs & {*SCALE_BUGS, "softmax_wrong_dim", "mask_zero_fill", "mask_after_softmax"}
+    out, _ = attend(q, k, v, blocked=blocked, bugs=core, wrong_dim=wrong_dim)
+    if blocked is not None and not core & {"mask_zero_fill", "mask_after_softmax"}:
+        empty = blocked.expand(B, H, L, S).all(-1, keepdim=True)  # queries with no key: NaN from attend
+        if "masked_rows_nan" in bugs:
+            fill = torch.tensor(float("nan"), dtype=q.dtype)
+        elif "masked_rows_not_zero" in bugs:
+            fill = v.mean(-2, keepdim=True)
+        else:
+            fill = torch.zeros((), dtype=q.dtype)
+        out = torch.where(empty, fill, out)
+    return out
+
+
+def padding_bugs(with_nan: bool) -> list[str]:
+    rows = ["masked_rows_nan"] if with_nan else ["masked_rows_not_zero"]
+    return [*PADDING_BUGS, "causal_ignored", "mask_combine_wrong", *rows, *SCALE_BUGS, "softmax_wrong_dim",
+            "mask_zero_fill", "mask_after_softmax"]
+
+
+
+
+# -- diagnosis ----------------------------------------------------------------------------------------------
+def diagnose(ex, kit, verdict) -> list:
+    """Probes with left padding + causal and right padding; the variants know the padding and row mistakes."""
+    c = ex.config
+    found = [make("api_mismatch", t.message) for t in failed(verdict, "signature_mismatch")]
+    S = c["S"]
+    settings = [{"key_padding_mask": padding([S, 4, 1], S, left=True), "causal": True},
+                {"key_padding_mask": padding([S, 3, 0], S)}]
+
+    def probes_for(B):
+        out = []
+        for i, kwargs in enumerate(settings):
+            args = qkv(kit, c, B=B, salt=90 + 3 * i)
+            if B != c["B"]:
+                kwargs = {**kwargs, "key_padding_mask": kwargs["key_padding_mask"][:B]}
+            got, err = attempt(lambda: kit.run(None, args, kwargs)[0])
+            if err is not None:
+                return None, err
+            out.append(((args, kwargs), got))
+        return out, None
+
+    probes, err = probes_for(c["B"])
+    if err is not None:
+        if err.code == "dtype_changed":
+            return found + [make("dtype_not_kept", err)]
+        if err.code == "dtype_overflow":
+            return found + [make("fp16_fill_overflow", err)]
+        if c["H"] > 1 and err.code == "size_mismatch":  # a (B, 1, S) mask lines up with the heads: try B == H
+            probes, err2 = probes_for(c["H"])
+            if err2 is None:
+                matches = match(ex, probes, lambda a, b, wd: [padded_attend(*a[0], **a[1], bugs=b, wrong_dim=wd)],
+                                 padding_bugs(False), [c["d_v"]], c["d_k"])
+                if matches:
+                    return found + report(ex, matches, c["d_k"], f"it fails for {c['B']} sequences of {c['H']} heads ({err}); "
+                                                              f"with {c['H']} sequences ")
+        return found + [crash_or(err)]
+    if all(close(got[0], padded_attend(*a, **kw)) for (a, kw), got in probes):
+        return found + evidence(verdict, own=True)
+    with_nan = any(bool(torch.isnan(got[0]).any()) for _, got in probes)
+    matches = match(ex, probes, lambda a, b, wd: [padded_attend(*a[0], **a[1], bugs=b, wrong_dim=wd)],
+                     padding_bugs(with_nan), [c["d_v"]], c["d_k"])
+    return found + report(ex, matches, c["d_k"])

@@ -6,8 +6,10 @@ checked on the submission's own outputs: q . k must not change when both positio
 """
 import torch
 
+from grader.diagnosis.diagnoses import make
+from grader.diagnosis.behaviour import attempt, close, crash_or, delta, evidence, failed, match, report
+from grader.harness import compare, expect
 from grader.suites import check, needs
-from grader.suites.harness import compare, expect
 
 
 def positions(kind: str, T: int) -> torch.Tensor:
@@ -29,18 +31,16 @@ def cases(c):
     ]
 
 
-@check("shape")
-@needs("rope")
+@check("shape", evidence={"dtype_changed": "dtype_not_kept", "*": "wrong_output"})
 def test_rope_output_shapes(kit, ex):
     """The output has x's shape: (T, d), (B, H, T, d), one token."""
     c = ex.config
     for shape in [(c["T"], c["d"]), (c["B"], c["H"], c["T"], c["d"]), (1, 1, 1, c["d"]), (2, c["T"], 4)]:
         (out,), _ = kit.run(None, [kit.randn(*shape), positions("arange", shape[-2])], check_shapes=False)
-        expect(tuple(out.shape) == shape, f"input {shape} gave output {tuple(out.shape)}")
+        expect(tuple(out.shape) == shape, f"input {shape} gave output {tuple(out.shape)}", "shape_mismatch")
 
 
-@check("numerics")
-@needs("rope")
+@check("numerics", evidence="wrong_output")
 def test_rope_matches_reference_float64(kit, ex):
     """Equal to the reference in float64: default base, positions offset by 3000, shuffled positions, other bases, d = 6."""
     for i, (what, shape, pos, kwargs) in enumerate(cases(ex.config)):
@@ -50,8 +50,7 @@ def test_rope_matches_reference_float64(kit, ex):
         compare(got, want[0], f"rotated x ({what})")
 
 
-@check("numerics")
-@needs("rope")
+@check("numerics", evidence={"dtype_changed": "dtype_not_kept", "*": "wrong_output"})
 def test_rope_float32(kit, ex):
     """float32 in, float32 out, matching the reference (positions 0..T-1)."""
     c = ex.config
@@ -62,8 +61,7 @@ def test_rope_float32(kit, ex):
     compare(got, want[0], "float32 rotated x", dtype=torch.float32)
 
 
-@check("numerics")
-@needs("rope")
+@check("numerics", evidence="wrong_output")
 def test_dot_product_depends_only_on_relative_position(kit, ex):
     """Rotating q at m and k at n gives the same q·k as at m+s and n+s; position 0 leaves x unchanged; norms are kept."""
     c = ex.config
@@ -84,8 +82,7 @@ def test_dot_product_depends_only_on_relative_position(kit, ex):
                        "after RoPE the dot product must depend only on the offset m - n")
 
 
-@check("numerics")
-@needs("rope")
+@check("numerics", evidence="wrong_output")
 def test_rope_gradients_match_reference(kit, ex):
     """Backward through the rotation gives the reference's gradient (a rotation's gradient is the inverse rotation)."""
     c = ex.config
@@ -94,22 +91,21 @@ def test_rope_gradients_match_reference(kit, ex):
     gout = [kit.randn(c["B"], c["H"], c["T"], c["d"], salt=11)]
     _, got = kit.run(None, [x, pos], grad_out=gout, check_shapes=False)
     _, want = kit.ref_run(None, [x, pos], grad_out=gout)
-    expect("arg0" in got, "no gradient reached x: is the output detached from it?")
+    expect("arg0" in got, "no gradient reached x: is the output detached from it?", "no_gradient")
     compare(got["arg0"], want["arg0"], "gradient of x")
 
 
-@check("device")
-@needs("rope")
+@check("device", evidence="tensor_on_cpu")
 def test_rope_runs_on_meta_device(kit, ex):
     """On the meta device (positions too), the frequencies and angles are created on x's device."""
     c = ex.config
     shape = (c["B"], c["H"], c["T"], c["d"])
     shapes, _ = kit.run(None, [kit.randn(*shape), positions("arange", c["T"])], device="meta")
-    expect(shapes[0] == shape, f"on the meta device the output shape is {shapes[0]}, expected {shape}")
+    expect(shapes[0] == shape, f"on the meta device the output shape is {shapes[0]}, expected {shape}", "shape_mismatch")
 
 
 @check("device")
-@needs("rope", "cuda")
+@needs("cuda")
 def test_rope_matches_reference_on_cuda(kit, ex):
     """On the GPU, float32 rotations match the reference."""
     c = ex.config
@@ -118,3 +114,71 @@ def test_rope_matches_reference_on_cuda(kit, ex):
     (got,), _ = kit.run(None, [x.float(), pos], dtype=torch.float32, device="cuda", check_shapes=False)
     want, _ = kit.ref_run(None, [x, pos])
     compare(got, want[0], "CUDA float32 rotated x", dtype=torch.float32)
+
+
+# -- mistakes ------------------------------------------------------------------------------------------------
+ROPE_BUGS = ("rope_interleaved", "rope_freq_no_2", "rope_freq_not_inverted", "rope_direction", "rope_positions_ignored",
+             "rope_base_ignored", "rope_float32_angles")
+MISTAKES = {
+    "rope_interleaved": "with pairs (x[2i], x[2i+1]) (interleaved) instead of (x[i], x[i + d/2]) (half-split)",
+    "rope_freq_no_2": "with theta_i = base ** (-i / d) instead of base ** (-2i / d)",
+    "rope_freq_not_inverted": "with theta_i = base ** (2i / d) instead of base ** (-2i / d)",
+    "rope_direction": "with every pair rotated by -angle instead of +angle",
+    "rope_positions_ignored": "with positions 0..T-1 instead of the positions given",
+    "rope_base_ignored": "with base 10000 whatever base is given",
+    "rope_float32_angles": "with the angles computed in float32",
+}
+ALIASES = {"rope_interleaved": "rope_pairing", "rope_freq_no_2": "rope_frequencies", "rope_freq_not_inverted": "rope_frequencies",
+                "rope_float32_angles": "rope_angle_precision"}
+
+
+def rope_variant(x, positions, base=10000.0, bugs=frozenset()):
+    """Exercise 11's rotation with optional mistakes."""
+    d = x.size(-1)
+    half = d // 2
+    work = torch.float32 if "rope_float32_angles" in bugs else torch.float64
+    base = 10000.0 if "rope_base_ignored" in bugs else base
+    i = torch.arange(0, half, dtype=work)
+    if "rope_freq_no_2" in bugs:
+        theta = base ** (-i / d)
+    elif "rope_freq_not_inverted" in bugs:
+        theta = base ** (i * 2 / d)
+    else:
+        theta = base ** (-i * 2 / d)
+    pos = torch.arange(x.size(-2)) if "rope_positions_ignored" in bugs else positions
+    angles = pos.to(work)[:, None] * theta[None, :]
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    if "rope_direction" in bugs:
+        sin = -sin
+    if "rope_interleaved" in bugs:
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+        return torch.stack([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1).flatten(-2)
+    x1, x2 = x[..., :half], x[..., half:]
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+
+
+
+# -- diagnosis ----------------------------------------------------------------------------------------------
+def diagnose(ex, kit, verdict) -> list:
+    """Three probes (the suite's first cases) against the rotation variants."""
+    found = [make("api_mismatch", t.message) for t in failed(verdict, "signature_mismatch")]
+    probes = []
+    for i, (what, shape, pos, kwargs) in enumerate(cases(ex.config)[:3]):
+        x = kit.randn(*shape, salt=110 + i)
+        got, err = attempt(lambda: kit.run(None, [x, pos], kwargs, check_shapes=False)[0])
+        if err is not None:
+            if err.code == "dtype_changed":
+                return found + [make("dtype_not_kept", err)]
+            return found + [crash_or(err, text=f"{what}: {err}")]
+        probes.append(((x, pos, kwargs), got))
+    if all(close(got[0], rope_variant(x, pos, **kw)) for (x, pos, kw), got in probes):
+        return found + evidence(verdict, own=True)
+    matches = match(ex, probes, lambda a, b, wd: [rope_variant(a[0], a[1], **a[2], bugs=b)], list(ROPE_BUGS), [], 0)
+    if matches:
+        return found + report(ex, matches, 0)
+    worst = max(delta(got[0], rope_variant(x, pos, **kw)) for (x, pos, kw), got in probes)
+    if worst < 1e-3:  # right up to the rounding of float32 angles (about 2e-4 at position 3000)
+        return found + [make("rope_angle_precision", f"your output is within {worst:.2g} of the reference: the error of "
+                                                     "angles computed in float32, largest at the largest positions")]
+    return found

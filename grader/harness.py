@@ -1,0 +1,197 @@
+"""What the checks and the diagnosis use to reach the submission (through the sandbox) and the reference."""
+from __future__ import annotations
+
+import importlib.util
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import torch
+
+from grader.catalog import Exercise
+from grader.failures import Mismatch, expect
+from grader.sandbox import Sandbox, SubmissionError, WorkerGone
+
+TOLERANCES = {  # (rtol, atol) by dtype
+    torch.float64: (1e-9, 1e-10),
+    torch.float32: (1e-4, 1e-5),
+    torch.float16: (1e-2, 2e-3),
+    torch.bfloat16: (3e-2, 1e-2),
+}
+DTYPE_NAMES = {torch.float64: "float64", torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+
+
+def load_reference(ex: Exercise):
+    spec = importlib.util.spec_from_file_location(f"attention_kit_reference_{ex.number}", ex.solution_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, ex.entry)
+
+
+def compare(got: torch.Tensor, want: torch.Tensor, what: str, *, dtype=torch.float64, token_dim: int | None = -2) -> None:
+    """Raise Mismatch with the largest difference and where it is, unless got ≈ want."""
+    expect(tuple(got.shape) == tuple(want.shape), f"{what}: shape {tuple(got.shape)}, expected {tuple(want.shape)}",
+           "shape_mismatch")
+    got, want = got.double(), want.double()
+    expect(not torch.isnan(got).any() or torch.isnan(want).any(), f"{what}: contains NaN", "non_finite")
+    rtol, atol = TOLERANCES[dtype]
+    if torch.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+        return
+    diff = (got - want).abs().nan_to_num(float("inf"))
+    index = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
+    where = f"at index {list(index)}"
+    if token_dim is not None and got.dim() >= 2:
+        where += f" (token {index[token_dim]})"
+    raise Mismatch(f"{what}: max |Δ| = {diff.max().item():.3g} {where}; got {got[index].item():.4g}, "
+                   f"expected {want[index].item():.4g}", "value_mismatch")
+
+
+def _reported_shape(entry) -> tuple[int, ...]:
+    shape = entry.get("shape") if isinstance(entry, dict) else None
+    expect(isinstance(shape, list) and all(isinstance(n, int) for n in shape), "the worker reported no usable output shape",
+           "output_type")
+    return tuple(shape)
+
+
+@dataclass
+class Harness:
+    exercise: Exercise
+    sandbox: Sandbox | None
+    device: str = "cpu"
+    blocked: str | None = None  # why the submission was not run (policy, syntax)
+    load_error: Exception | None = None  # what importing the submission raised, if anything
+    seed: int = 1234
+    max_starts: int = 3  # a crashed worker is restarted for the next test, this many times in all
+
+    @cached_property
+    def reference(self):
+        return load_reference(self.exercise)
+
+    # -- weights and inputs the grader controls ------------------------------------------
+    def generator(self, salt: int = 0) -> torch.Generator:
+        return torch.Generator().manual_seed(self.seed + salt)
+
+    def weights(self, init: dict, salt: int = 0) -> dict[str, torch.Tensor]:
+        """Parameters in float64, scaled so that scores are neither tiny nor saturated."""
+        torch.default_generator.manual_seed(self.seed)  # CPU only: torch.manual_seed also queues CUDA seeding
+        ref = self.reference(**init)
+        g = self.generator(salt)
+        out = {}
+        for name, p in ref.named_parameters():
+            fan_in = p.shape[-1] if p.dim() > 1 else 1
+            scale = 1.3 / math.sqrt(fan_in) if p.dim() > 1 else 0.2
+            out[name] = torch.randn(p.shape, generator=g, dtype=torch.float64) * scale
+        return out
+
+    def randn(self, *shape: int, salt: int = 0) -> torch.Tensor:
+        return torch.randn(shape, generator=self.generator(1000 + salt), dtype=torch.float64)
+
+    # -- the reference, in this (trusted) process -----------------------------------------
+    def ref_module(self, init: dict, params: dict, *, dtype=torch.float64, train=False):
+        torch.default_generator.manual_seed(self.seed)  # CPU only: torch.manual_seed also queues CUDA seeding
+        module = self.reference(**init).to(dtype)
+        module.load_state_dict(params, strict=False)
+        return module.train(train)
+
+    def ref_run(self, init: dict | None, args: list, kwargs: dict | None = None, *, params=None,
+                dtype=torch.float64, grad_out=None):
+        """Reference outputs (and gradients, when grad_out is given), mirroring what the worker does."""
+        fn = self.ref_module(init, params, dtype=dtype) if init is not None else self.reference
+        args = [a.to(dtype).requires_grad_(grad_out is not None) if a.is_floating_point() else a for a in args]
+        kwargs = kwargs or {}
+        with torch.set_grad_enabled(grad_out is not None):
+            result = fn(*args, **kwargs)
+        outs = list(result) if isinstance(result, (tuple, list)) else [result]
+        grads = {}
+        if grad_out is not None:
+            sum((o * g.to(dtype)).sum() for o, g in zip(outs, grad_out)).backward()  # VJP, as the worker does
+            grads = {f"arg{i}": a.grad for i, a in enumerate(args) if a.is_floating_point()}
+            if init is not None:
+                grads.update({f"param.{n}": p.grad for n, p in fn.named_parameters()})
+        return [o.detach() for o in outs], grads
+
+    def expected_shapes(self, init: dict | None, args: list) -> list[tuple[int, ...]]:
+        """The contract's output shapes for these inputs: (..., T, d_out), or (output, weights)."""
+        if self.exercise.kind.startswith("custom_"):
+            return []  # a custom call contract: the exercise's own suite checks its shapes
+        if init is not None:
+            return [(*args[0].shape[:-1], self.exercise.dim("output", init))]
+        q, k, v = args[:3]
+        lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+        return [(*lead, q.shape[-2], v.shape[-1]), (*lead, q.shape[-2], k.shape[-2])]
+
+    # -- the submission, in the sandbox -----------------------------------------------------
+    def load(self) -> None:
+        """Import the submission in the worker; remember what it raised."""
+        try:
+            self.sandbox.request({"op": "load"})
+            self.load_error = None
+        except (SubmissionError, WorkerGone) as exc:
+            self.load_error = exc
+
+    def request(self, header: dict, tensors: dict | None = None):
+        assert self.sandbox is not None, "the submission was not started"
+        gone = self.sandbox.gone
+        if gone is not None and gone.reason == "crash" and self.sandbox.starts < self.max_starts:
+            self.sandbox.close()
+            self.sandbox.start()
+            self.load()
+        return self.sandbox.request({"entry": self.exercise.entry, **header}, tensors)
+
+    def describe(self, init: dict | None = None) -> dict:
+        return self.request({"op": "describe", "init": init})[0]
+
+    def construct_raises(self, init: dict) -> str | None:
+        return self.request({"op": "construct_raises", "init": init})[0]["raised"]
+
+    def run(self, init: dict | None, args: list, kwargs: dict | None = None, *, params=None, dtype=torch.float64,
+            train=False, grad_out=None, device=None, seed=0, n_outputs: int = 1, check_shapes: bool = True):
+        """Submission outputs (and gradients) as plain float64 CPU tensors, checked for type and count."""
+        device = device or self.device
+        tensors = {f"param.{k}": v for k, v in (params or {}).items()}
+        names = []
+        for i, a in enumerate(args):
+            tensors[f"arg{i}"] = a
+            names.append(f"arg{i}")
+        kw, scalars = {}, {}
+        for k, v in (kwargs or {}).items():
+            if not isinstance(v, torch.Tensor):  # bool, int, float or None: sent in the header, not as a tensor
+                scalars[k] = v
+                continue
+            tensors[f"kw_{k}"] = v
+            kw[k] = f"kw_{k}"
+        header = {"op": "run", "init": init, "args": names, "kwargs": kw, "dtype": DTYPE_NAMES[dtype],
+                  "train": train, "device": device, "seed": seed}
+        if scalars:
+            header["scalars"] = scalars
+        if grad_out is not None:
+            header["grad"] = [f"gout{i}" for i in range(len(grad_out))]
+            tensors.update({f"gout{i}": g for i, g in enumerate(grad_out)})
+        reply, out = self.request(header, tensors)
+        shapes = reply.get("outputs")
+        expect(isinstance(shapes, list) and len(shapes) == n_outputs,
+               f"expected {n_outputs} output tensor(s), got {len(shapes) if isinstance(shapes, list) else 'something else'}",
+               "output_count")
+        want_shapes = self.expected_shapes(init, args)
+        want_shapes += [None] * (n_outputs - len(want_shapes))  # outputs the generic contract does not describe
+        if device == "meta":
+            got = [_reported_shape(s) for s in shapes]
+            for i, (g, w) in enumerate(zip(got, want_shapes)):
+                expect(w is None or g == w, f"on the meta device, output {i} for input {tuple(args[0].shape)} has shape {g}, "
+                       f"expected {w}", "shape_mismatch")
+            return got, {}
+        outs = []
+        for i in range(n_outputs):
+            t = out.get(f"out.{i}")
+            expect(isinstance(t, torch.Tensor) and type(t) is torch.Tensor, f"output {i} is not a plain tensor", "output_type")
+            expect(t.dtype == dtype, f"output {i} has dtype {t.dtype}, expected {dtype} (the input's dtype)", "dtype_changed")
+            what = "output" if n_outputs == 1 else ("output", "weights")[i] if i < 2 else f"output {i}"
+            expect(not check_shapes or want_shapes[i] is None or tuple(t.shape) == want_shapes[i],
+                   f"{what} for input {tuple(args[0].shape)} has shape {tuple(t.shape)}, expected {want_shapes[i]}",
+                   "shape_mismatch")
+            outs.append(t)
+        grads = {k.removeprefix("grad."): v for k, v in out.items() if k.startswith("grad.")}
+        return outs, grads
+
+
+__all__ = ["Harness", "Mismatch", "SubmissionError", "WorkerGone", "compare", "expect", "load_reference"]

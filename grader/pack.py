@@ -1,0 +1,110 @@
+"""Exercise packs: a folder laid out like the kit, and the loader of an exercise's own module.
+
+A pack is
+
+    PACK/exercises/info.toml      the metadata (grader/catalog.py validates it)
+    PACK/exercises/NN_slug.py     the skeletons, handed out
+    PACK/solutions/NN_slug.py     the references, read only by the grader process (private)
+    PACK/checks/<module>.py       an exercise's own module, named by its info.toml entry (hidden)
+    PACK/corpus/NN/*.py           optional labelled submissions (`# expect: <diagnosis id>`), for `grade dev check`
+
+The kit is the default pack: its checks are grader/checks/ and its corpus tests/corpus/ (in a checkout).
+ATTENTION_KIT_PACK=DIR (or `--pack DIR`) makes DIR the default pack of a process and of its children.
+
+An exercise module may define (all optional):
+
+    test_*(kit, ex[, init])  pytest-style checks with @check(category, evidence=...) from grader.suites, run
+                             for this exercise only, beside the generic suites (grader/suites/)
+    diagnose(ex, kit, verdict) -> list[Diagnosis]
+                             the exercise's own diagnosis rules, replacing the generic behavioural step
+                             (grader/diagnosis/behaviour.py has the helpers: run probes, match variants)
+    MISTAKES = {bug: description}
+                             the exercise's own mistakes, each a variant's bug name ("with ..." phrase)
+    ALIASES = {bug: diagnosis id}
+                             the diagnosis a mistake is reported as (default: the bug name itself)
+    EXCLUSIVE = [{bug, ...}] mistakes that are never combined when matching variants
+    DIAGNOSES = {id: {title, explanation, hint}}
+                             texts of diagnoses the kit's grader/diagnosis/catalog.toml does not have
+
+The module is loaded by file path, never imported by name: the core does not know which exercises exist.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+ENV = "ATTENTION_KIT_PACK"
+
+
+def kit_root(name: str) -> Path:
+    """exercises/, solutions/ or templates/ of the kit: inside the wheel (grader/_kit) or beside the package."""
+    installed = PACKAGE_DIR / "_kit" / name
+    return installed if installed.is_dir() else PACKAGE_DIR.parent / name
+
+
+@dataclass(frozen=True)
+class Pack:
+    root: Path
+    exercises: Path
+    solutions: Path
+    checks: Path
+    corpus: Path
+    builtin: bool = False
+
+    @property
+    def info(self) -> Path:
+        return self.exercises / "info.toml"
+
+    @classmethod
+    def kit(cls) -> "Pack":
+        return cls(PACKAGE_DIR.parent, kit_root("exercises"), kit_root("solutions"), PACKAGE_DIR / "checks",
+                   PACKAGE_DIR.parent / "tests" / "corpus", builtin=True)
+
+    @classmethod
+    def at(cls, root: Path) -> "Pack":
+        root = Path(root).resolve()
+        return cls(root, root / "exercises", root / "solutions", root / "checks", root / "corpus")
+
+
+class PackError(Exception):
+    """A pack folder that is missing or not laid out like the kit (exit code 2)."""
+
+
+def default_pack() -> Pack:
+    """The pack named by ATTENTION_KIT_PACK, else the kit."""
+    where = os.environ.get(ENV, "").strip()
+    if not where:
+        return Pack.kit()
+    pack = Pack.at(Path(where))
+    if not pack.info.is_file():
+        raise PackError(f"{ENV}={where}: no exercises/info.toml there; a pack is laid out like the kit")
+    return pack
+
+
+def use_pack(root: Path | None) -> None:
+    """Make root the default pack of this process and of the processes it starts (None: the kit)."""
+    if root is None:
+        os.environ.pop(ENV, None)
+        return
+    pack = Pack.at(root)
+    if not pack.info.is_file():
+        raise PackError(f"--pack {root}: no exercises/info.toml there; a pack is laid out like the kit")
+    os.environ[ENV] = str(pack.root)
+
+
+@cache
+def load_module(path: Path):
+    """Import an exercise module from its file, under a name no `import` statement can reach."""
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    name = f"attention_kit_exercise_{digest}_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look modules up by name
+    spec.loader.exec_module(module)
+    return module
