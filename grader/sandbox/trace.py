@@ -18,6 +18,8 @@ from torch.overrides import TorchFunctionMode
 MAX_ENTRIES = 256
 MAX_ELEMENTS = 1 << 18
 FLOATS = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
+FRESH = {"zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
+         "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"}  # take only a shape or dtype from their argument
 
 
 @dataclass
@@ -86,7 +88,7 @@ class Tracer(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        if any(self._is_derived(t) for t in _tensors((args, kwargs))):
+        if getattr(func, "__name__", None) not in FRESH and any(self._is_derived(t) for t in _tensors((args, kwargs))):
             for t in _tensors(out):
                 self._mark(t)
                 self._record(func, t)
