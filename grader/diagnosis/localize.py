@@ -299,6 +299,24 @@ def explain(c: torch.Tensor, failing: Stage, later: list[Stage], earlier: list[S
     return f"it differs from the {label(failing.name)} of the reference", None
 
 
+def explain_part(c: torch.Tensor, failing: Stage, later, earlier, alts) -> tuple[str, Stage | None]:
+    """explain() for a whole stage, or for one head of it (each stage sliced the same way)."""
+    if c.numel() == failing.tensor.numel():
+        return explain(c, failing, later, earlier, alts)
+    shape = failing.tensor.shape
+    fallback = None
+    for d in part_dims(c, failing):
+        for j in range(shape[d]):
+            def cut(group):
+                return [Stage(s.name, s.line, s.tensor.select(d, j)) for s in group
+                        if s.tensor.dim() == len(shape) and s.tensor.shape[d] == shape[d]]
+            how, base = explain(c, cut([failing])[0], cut(later), cut(earlier), cut(alts))
+            if not how.startswith("it differs"):
+                return how.replace(" the ", " one head of the ", 1), base
+            fallback = fallback or (how, base)
+    return fallback or (f"it differs from the {label(failing.name)} of the reference", None)
+
+
 def affine(y: torch.Tensor, x: torch.Tensor, rtol: float):
     """("ratio", k) when y ≈ k·x, ("offset", k) when y ≈ x + k, for a constant k; else None."""
     fin = torch.isfinite(x) & torch.isfinite(y)
@@ -332,9 +350,20 @@ def prepare(stages: list[Stage]) -> list[Stage]:
     return alts
 
 
-def matches(t: torch.Tensor, s: Stage) -> bool:
+def part_dims(t: torch.Tensor, s: Stage) -> list[int]:
+    """Dims of the stage whose one slice has t's size (one head of a per-head loop)."""
+    n = s.tensor.numel()
+    return [d for d, size in enumerate(s.tensor.shape) if size > 1 and n // size == t.numel() and t.numel() < n]
+
+
+def is_part(t: torch.Tensor, s: Stage) -> bool:
+    """t is one slice of the stage (a per-head loop computes the stage head by head)."""
+    return any(equivalent(t, s.tensor.select(d, j)) for d in part_dims(t, s) for j in range(s.tensor.shape[d]))
+
+
+def matches(t: torch.Tensor, s: Stage, parts: bool = True) -> bool:
     if t.numel() != s.tensor.numel():
-        return False
+        return parts and not s.strict and is_part(t, s)
     if s.strict:
         a, b = t.squeeze(), s.tensor.squeeze()
         return a.shape == b.shape and close(a, b, rtol_for(a, b))
@@ -393,6 +422,9 @@ def dropout_misplaced(al: Alignment, odd) -> Localization | None:
                 continue  # an inactive dropout passing on a tensor that differs for another reason
             return al.at(e.line, al.failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the first that differs: "
                                              f"dropout is active in evaluation mode (it must act only in training mode)")
+        weights = next((s for s in al.stages if s.name == "weights"), None)
+        if weights is not None and (part_dims(e.tensor, weights) or dropped_from(e.tensor, weights.tensor)):
+            continue  # on (a head of) the weights, with other random draws than the reference: not a mistake
         src = next((s for s in al.stages if s.tensor.numel() == e.tensor.numel() and dropped_from(e.tensor, s.tensor)), None)
         what = f"the {label(src.name)}" if src is not None else f"a tensor of shape {tuple(e.tensor.shape)}"
         return al.at(e.line, al.failing, f"dropout is applied at line {e.line} to {what}; "
@@ -437,10 +469,17 @@ def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None
     odd = [(i, e) for i, e in enumerate(entries) if not any(matches(e.tensor, s) for s in stages + alts)]
     if found := dropout_misplaced(al, odd):  # (a training pass runs only when evaluation showed nothing)
         return found
+    if train:  # anything else differing in training mode may be other random draws: only dropout itself is located
+        pick = next((e for e in entries[match["weights"] + 1:] if e.tensor.numel() != failing.tensor.numel()), None) \
+            if failing.name == "dropped_weights" and match.get("weights") is not None else None
+        if pick is None or any("dropout" in x.op for x in entries):
+            return None
+        return al.at(pick.line, failing, f"{al.prefix()}no dropout is applied in training mode: the tensor at line "
+                                         f"{pick.line} ({pick.op}) uses the attention weights without it")
     scrambled = next(((i, e, s) for i, e in odd for s in [failing] + earlier
                       if e.tensor.numel() == s.tensor.numel() and same_values(e.tensor, s.tensor, rtol_for(e.tensor, s.tensor))), None)
     rest = [(i, e) for i, e in odd if i > start]
-    same_size = [(i, e) for i, e in rest if e.tensor.numel() == failing.tensor.numel()]
+    same_size = [(i, e) for i, e in rest if e.tensor.numel() == failing.tensor.numel() or part_dims(e.tensor, failing)]
     pick = same_size[0] if same_size else (rest[0] if rest else None)
     if scrambled is not None and (pick is None or scrambled[0] <= pick[0]):
         i, e, s = scrambled
@@ -462,13 +501,10 @@ def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None
         return al.at(line, failing, f"your code matches the reference through the {label(through.name)} (line {line}) "
                                     f"and computes nothing from them: the {label(failing.name)} step is missing")
     i, e = pick
-    if failing.name == "dropped_weights" and train and not any("dropout" in x.op for x in entries):
-        return al.at(e.line, failing, f"{al.prefix()}no dropout is applied in training mode: the tensor at line {e.line} "
-                                      f"({e.op}) uses the attention weights without it")
     if not same_size:
         return al.at(e.line, failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the first that differs: it has shape "
                                       f"{tuple(e.tensor.shape)} where the {label(failing.name)} have shape {tuple(failing.tensor.shape)}")
-    how, base = explain(e.tensor, failing, stages[stages.index(failing) + 1:], earlier, alts)
+    how, base = explain_part(e.tensor, failing, stages[stages.index(failing) + 1:], earlier, alts)
     if base is not None and through is not None and base in earlier and earlier.index(base) < earlier.index(through) \
             and through.name not in PARALLEL:
         line = entries[start].line
