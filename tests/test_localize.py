@@ -150,7 +150,8 @@ def test_stage_comments_are_read():
 
 def test_every_marked_reference_names_known_stages():
     known = {"queries", "keys", "values", "scores", "scaled_scores", "masked_scores", "weights", "dropped_weights",
-             "context", "merged", "output", "rotated_queries", "rotated_keys", "cache"}
+             "context", "merged", "output", "zeroed_weights", "cached_keys", "cached_values", "repeated_keys",
+             "repeated_values", "angles", "rotated"}
     marked = 0
     for ex in load_catalog().exercises:
         names = [n for names in loc.stage_lines(ex.solution_path.read_text(encoding="utf-8")).values() for n in names]

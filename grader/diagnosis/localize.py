@@ -20,7 +20,7 @@ import torch
 from grader.sandbox.trace import MAX_ELEMENTS, MAX_ENTRIES, Tracer
 
 STAGE_COMMENT = re.compile(r"\bstage:\s*([a-z_]+(?:\s*,\s*[a-z_]+)*)")
-PARALLEL = {"queries", "keys", "values", "rotated_queries", "rotated_keys"}  # computed side by side, not in a chain
+PARALLEL = {"queries", "keys", "values", "repeated_keys", "repeated_values", "cached_keys", "cached_values"}  # computed side by side, not in a chain
 RTOL = {torch.float64: 1e-6, torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 3e-2}
 DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 MAX_VIEWS = 240
