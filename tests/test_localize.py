@@ -257,6 +257,11 @@ CASES = [  # exercise, source, the line to point at (by its text), stage, words 
     (1, bug(SELF_ATTENTION, "k.transpose(-2, -1) /", "k.transpose(-2, -1) + 1 /"), "scores =", "scaled_scores", None),
     (3, bug(CAUSAL, "float(\"-inf\")", "0.0"), "masked_fill", "masked_scores", "holds 0"),
     (1, bug(SELF_ATTENTION, "k.transpose(-2, -1)", "k.transpose(0, 1)"), "scores =", "scores", "raised RuntimeError"),
+    (4, bug(MULTIHEAD, "return self.out_proj(y)", "return y"), "return y", "output", "returns at line"),
+    (3, bug(CAUSAL, "self.dropout(torch.softmax(att, dim=-1))", "torch.dropout(torch.softmax(att, dim=-1), 0.5, True)"),
+     "torch.dropout", "dropped_weights", "evaluation mode"),
+    (3, bug(bug(CAUSAL, "self.dropout(torch.softmax(att, dim=-1))", "torch.softmax(att, dim=-1)"), "return att @ v",
+            "return att @ self.dropout(v)"), "return att", "dropped_weights", "to the values"),
 ]
 
 

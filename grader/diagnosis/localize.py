@@ -8,6 +8,7 @@ and any failure here means no localization rather than a failed grade.
 """
 from __future__ import annotations
 
+import ast
 import io
 import itertools
 import math
@@ -420,8 +421,10 @@ def dropout_misplaced(al: Alignment, odd) -> Localization | None:
             earlier = [x for x in al.entries[:i] if x.tensor.numel() == e.tensor.numel()][-4:]
             if not any(dropped_from(e.tensor, x.tensor) for x in earlier):
                 continue  # an inactive dropout passing on a tensor that differs for another reason
-            return al.at(e.line, al.failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the first that differs: "
-                                             f"dropout is active in evaluation mode (it must act only in training mode)")
+            stage = next((s for s in al.stages if s.name == "dropped_weights"), al.failing)
+            before = [s for s in al.stages[:al.stages.index(stage)] if al.match[s.name] is not None and s.name != stage.name]
+            return al.at(e.line, stage, f"the tensor at line {e.line} ({e.op}) is the first that differs: dropout is active "
+                                        f"in evaluation mode (it must act only in training mode)", before[-1] if before else None)
         weights = next((s for s in al.stages if s.name == "weights"), None)
         if weights is not None and (part_dims(e.tensor, weights) or dropped_from(e.tensor, weights.tensor)):
             continue  # on (a head of) the weights, with other random draws than the reference: not a mistake
@@ -454,7 +457,23 @@ def rearranged_input(al: Alignment, before: int) -> tuple[int, Traced, Stage] | 
     return min(found, key=lambda f: f[0]) if found else None
 
 
-def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None, *, train: bool = False) -> Localization | None:
+def return_after(source: str, line: int) -> int | None:
+    """The first return statement after line in the function holding it (the source is parsed, never run)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    if not funcs:
+        return None
+    inner = max(funcs, key=lambda n: n.lineno)
+    returns = sorted(n.lineno for n in ast.walk(inner) if isinstance(n, ast.Return) and n.lineno > line)
+    return returns[0] if returns else None
+
+
+def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None, *, train: bool = False,
+          source: str = "") -> Localization | None:
     """The last stage the submission reproduces, the first it doesn't, and the line where they part."""
     if not stages:
         return None
@@ -498,6 +517,10 @@ def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None
         if through is None or any(s.name not in PARALLEL for s in stages[stages.index(failing) + 1:] if match[s.name] is not None):
             return None
         line = entries[start].line
+        ret = return_after(source, line)
+        if ret is not None:
+            return al.at(ret, failing, f"your code matches the reference through the {label(through.name)} (line {line}) "
+                                       f"and returns at line {ret} without the {label(failing.name)} step")
         return al.at(line, failing, f"your code matches the reference through the {label(through.name)} (line {line}) "
                                     f"and computes nothing from them: the {label(failing.name)} step is missing")
     i, e = pick
@@ -563,7 +586,7 @@ def localize(ex, harness, source: str) -> Localization | None:
         for train in (False, True) if ex.dims.get("dropout") else (False,):
             stages = stages_from_trace(trace_reference(harness.reference, {**call, "train": train}), lines)
             entries, raised = validate(*request(harness, call, train), n_lines)
-            found = align(entries, stages, raised, train=train)
+            found = align(entries, stages, raised, train=train, source=source)
             if found is not None or raised is not None:
                 return found
         return None
