@@ -3,7 +3,6 @@ and end to end through the sandbox on buggy files for exercises 1, 3 and 4."""
 from __future__ import annotations
 
 import importlib.util
-import textwrap
 from pathlib import Path
 
 import pytest

@@ -11,20 +11,18 @@ from __future__ import annotations
 import ast
 import io
 import itertools
-import math
 import re
 import tokenize
 from dataclasses import asdict, dataclass
 
 import torch
 
+from grader.diagnosis.layout import affine, close, equivalent, rtol_for, same_values, views
 from grader.sandbox.trace import MAX_ELEMENTS, MAX_ENTRIES, Tracer
 
 STAGE_COMMENT = re.compile(r"\bstage:\s*([a-z_]+(?:\s*,\s*[a-z_]+)*)")
 PARALLEL = {"queries", "keys", "values", "repeated_keys", "repeated_values", "cached_keys", "cached_values"}  # computed side by side, not in a chain
-RTOL = {torch.float64: 1e-6, torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 3e-2}
 DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-MAX_VIEWS = 240
 
 
 @dataclass
@@ -128,88 +126,13 @@ def validate(reply, out, n_lines: int) -> tuple[list[Traced], dict | None]:
     return entries, raised
 
 
-# -- equality up to reshape and permute -------------------------------------------------------------
-def rtol_for(*tensors) -> float:
-    return max(RTOL.get(t.dtype, 1e-6) for t in tensors)
-
-
-def close(a: torch.Tensor, b: torch.Tensor, rtol: float) -> bool:
-    """a ≈ b elementwise (same shape): infinities and NaNs must agree exactly, the rest within rtol of b's scale."""
-    a, b = a.double(), b.double()
-    fin = torch.isfinite(b)
-    if not torch.equal(torch.isfinite(a), fin):
-        return False
-    if not fin.all() and not torch.equal(a[~fin].nan_to_num(0.0, 1.0, -1.0), b[~fin].nan_to_num(0.0, 1.0, -1.0)):
-        return False
-    if not fin.any():
-        return True
-    scale = float(b[fin].abs().max())
-    return bool(((a[fin] - b[fin]).abs() <= rtol * (scale + 1e-12)).all())
-
-
-def same_values(a: torch.Tensor, b: torch.Tensor, rtol: float) -> bool:
-    """The cheap check: the same multiset of values."""
-    return a.numel() == b.numel() and close(a.reshape(-1).double().sort().values, b.reshape(-1).double().sort().values, rtol)
-
-
-def splits(shape: tuple[int, ...], target: tuple[int, ...]):
-    """Shapes refining `shape` (each dim split into consecutive dims) whose sizes are a rearrangement of target."""
-    def rec(i, pool):
-        if i == len(shape):
-            if not pool:
-                yield ()
-            return
-        n = shape[i]
-        for k in range(1, len(pool) + 1):
-            for pick in set(itertools.permutations(pool, k)):
-                if math.prod(pick) == n:
-                    rest = list(pool)
-                    for p in pick:
-                        rest.remove(p)
-                    for tail in rec(i + 1, rest):
-                        yield pick + tail
-    if len(target) <= 5:
-        yield from rec(0, list(target))
-
-
-def stable_perms(shape: tuple[int, ...], target: tuple[int, ...]):
-    """Permutations p with shape[p] == target that keep dims of equal size in their order."""
-    if len(shape) != len(target) or sorted(shape) != sorted(target):
-        return
-    for p in itertools.permutations(range(len(shape))):
-        if all(shape[j] == t for j, t in zip(p, target)):
-            if all(p.index(i) < p.index(j) for i in range(len(shape)) for j in range(i + 1, len(shape)) if shape[i] == shape[j]):
-                yield p
-
-
-def views(a: torch.Tensor, target: tuple[int, ...]):
-    count = 0
-    for shape in splits(tuple(a.shape), target):
-        r = a.reshape(shape)
-        for p in stable_perms(shape, target):
-            yield r.permute(p)
-            count += 1
-            if count >= MAX_VIEWS:
-                return
-
-
-def equivalent(a: torch.Tensor, b: torch.Tensor, rtol: float | None = None) -> bool:
-    """a equals b up to a reshape (head split/merge) and a permutation of dims, within tolerance."""
-    rtol = rtol or rtol_for(a, b)
-    if a.numel() != b.numel() or not same_values(a, b, rtol):
-        return False
-    a, b = a.squeeze(), b.squeeze()
-    if a.shape == b.shape and close(a, b, rtol):
-        return True
-    for x, y in ((a, b), (b, a)):
-        if x.dim() <= y.dim() and any(close(v, y, rtol) for v in views(x, tuple(y.shape))):
-            return True
-    return False
-
-
 # -- what a differing tensor is instead -----------------------------------------------------------
+LABELS = {"dropped_weights": "weights after dropout", "context": "per-head context", "merged": "merged heads",
+          "weights": "attention weights", "masked_unscaled_scores": "masked scores before scaling"}
+
+
 def label(name: str) -> str:
-    return name.replace("_", " ")
+    return LABELS.get(name, name.replace("_", " "))
 
 
 def blocked(t: torch.Tensor) -> torch.Tensor:
@@ -296,7 +219,7 @@ def explain(c: torch.Tensor, failing: Stage, later: list[Stage], earlier: list[S
                 word = "times" if k[0] == "ratio" else "plus"
                 return f"it equals the {label(x.name)} {word} {k[1]:.4g}", None
     if torch.isnan(c).any() and not torch.isnan(failing.tensor).any():
-        return f"it contains NaN where the {label(failing.name)} have none", None
+        return f"it contains NaN (the reference's {label(failing.name)}: none)", None
     return f"it differs from the {label(failing.name)} of the reference", None
 
 
@@ -316,24 +239,6 @@ def explain_part(c: torch.Tensor, failing: Stage, later, earlier, alts) -> tuple
                 return how.replace(" the ", " one head of the ", 1), base
             fallback = fallback or (how, base)
     return fallback or (f"it differs from the {label(failing.name)} of the reference", None)
-
-
-def affine(y: torch.Tensor, x: torch.Tensor, rtol: float):
-    """("ratio", k) when y ≈ k·x, ("offset", k) when y ≈ x + k, for a constant k; else None."""
-    fin = torch.isfinite(x) & torch.isfinite(y)
-    if not fin.any() or not torch.equal(torch.isfinite(x), torch.isfinite(y)):
-        return None
-    xs, ys = x[fin], y[fin]
-    scale = float(ys.abs().max()) + 1e-12
-    denom = float((xs * xs).sum())
-    if denom > 0:
-        k = float((xs * ys).sum()) / denom
-        if abs(k - 1) > 1e-3 and float((ys - k * xs).abs().max()) <= rtol * scale:
-            return "ratio", k
-    k = float((ys - xs).mean())
-    if abs(k) > rtol * scale and float((ys - xs - k).abs().max()) <= rtol * scale:
-        return "offset", k
-    return None
 
 
 # -- alignment ------------------------------------------------------------------------------------
@@ -522,16 +427,16 @@ def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None
             return al.at(ret, failing, f"your code matches the reference through the {label(through.name)} (line {line}) "
                                        f"and returns at line {ret} without the {label(failing.name)} step")
         return al.at(line, failing, f"your code matches the reference through the {label(through.name)} (line {line}) "
-                                    f"and computes nothing from them: the {label(failing.name)} step is missing")
+                                    f"and computes nothing from there: the {label(failing.name)} step is missing")
     i, e = pick
     if not same_size:
         return al.at(e.line, failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the first that differs: it has shape "
-                                      f"{tuple(e.tensor.shape)} where the {label(failing.name)} have shape {tuple(failing.tensor.shape)}")
+                                      f"{tuple(e.tensor.shape)} (the reference's {label(failing.name)}: {tuple(failing.tensor.shape)})")
     how, base = explain_part(e.tensor, failing, stages[stages.index(failing) + 1:], earlier, alts)
     if base is not None and through is not None and base in earlier and earlier.index(base) < earlier.index(through) \
             and through.name not in PARALLEL:
         line = entries[start].line
-        return al.at(line, failing, f"the {label(through.name)} computed at line {line} are not used: the tensor at line "
+        return al.at(line, failing, f"the result of line {line} ({label(through.name)}) is never used: the tensor at line "
                                     f"{e.line} ({e.op}) is the softmax of the {label(base.name)}")
     return al.at(e.line, failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the first that differs: {how}")
 
@@ -595,6 +500,12 @@ def localize(ex, harness, source: str) -> Localization | None:
 
 
 def localize_verdict(verdict, ex, harness, source: str) -> None:
-    """Set verdict.localization (a JSON-ready dict, or None) for a failing verdict."""
-    found = None if verdict.passed else localize(ex, harness, source)
+    """Set verdict.localization (a JSON-ready dict, or None) for a failing verdict whose worker is still alive.
+
+    Call it after the diagnosis (and after any heat-map capture: a trace that runs out of time ends the worker).
+    """
+    verdict.localization = None
+    if verdict.passed or verdict.state == "not_started" or any(d.id == "not_started" for d in verdict.diagnoses):
+        return
+    found = localize(ex, harness, source)
     verdict.localization = found.to_json() if found is not None else None
