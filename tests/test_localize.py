@@ -311,3 +311,18 @@ def test_localization_never_fails_the_grade(write):
     verdict = Verdict(1, "self_attention", "t", [results.TestResult("t", "numerics", Status.PASSED)], [], "cpu", 0.0)
     loc.localize_verdict(verdict, ex, Broken(), SELF_ATTENTION)
     assert verdict.localization is None and verdict.to_json()["localization"] is None
+
+
+def test_views_mark_the_line():
+    from grader.instructor.report import code_view
+    from grader.render import verdict_text
+
+    ex = load_catalog().get(1)
+    verdict = Verdict(1, ex.slug, ex.title, [results.TestResult("t", "numerics", Status.FAILED, "x")], [], "cpu", 0.0)
+    verdict.localization = {"line": 21, "stage": "weights", "matched_through": "scaled_scores",
+                            "evidence": "it equals the [bold]weights[/] with softmax over dim -2"}
+    text = verdict_text(verdict, path="sub.py")
+    assert "line 21[/] (weights)" in text and "\\[bold]weights" in text  # the evidence is escaped for rich
+    view = code_view(SELF_ATTENTION, ex.entry, [], True, verdict.localization)
+    assert view["why"] == "localized" and [line["n"] for line in view["lines"] if line["mark"]] == [21]
+    assert code_view(SELF_ATTENTION, ex.entry, [], True, {"line": 999})["why"] == "entry"
