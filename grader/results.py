@@ -55,6 +55,7 @@ class Verdict:
     output: str = ""  # what the submission printed (truncated)
     topics: tuple[str, ...] = ()
     attention: dict | None = None  # submission vs reference weights (grade(capture_attention=True)); not in to_json
+    localization: dict | None = None  # {"line", "stage", "matched_through", "evidence"} for a failing verdict (feedback only)
 
     @property
     def score(self) -> int:
@@ -90,4 +91,5 @@ class Verdict:
             "duration_s": round(self.duration_s, 3),
             "output": self.output,
             "topics": list(self.topics),
+            "localization": self.localization,
         }

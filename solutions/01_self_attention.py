@@ -15,9 +15,9 @@ class SelfAttention(nn.Module):
 
     def forward(self, x):
         assert x.dim() in (2, 3), f"expected (T, d_in) or (B, T, d_in), got {tuple(x.shape)}"
-        q = self.W_query(x)  # (..., T, d_out)
-        k = self.W_key(x)  # (..., T, d_out)
-        v = self.W_value(x)  # (..., T, d_out)
-        att = q @ k.transpose(-2, -1) / math.sqrt(self.d_out)  # (..., T, T)
-        att = torch.softmax(att, dim=-1)
-        return att @ v  # (..., T, d_out)
+        q = self.W_query(x)  # (..., T, d_out); stage: queries
+        k = self.W_key(x)  # (..., T, d_out); stage: keys
+        v = self.W_value(x)  # (..., T, d_out); stage: values
+        att = q @ k.transpose(-2, -1) / math.sqrt(self.d_out)  # (..., T, T); stage: scores, scaled_scores
+        att = torch.softmax(att, dim=-1)  # stage: weights
+        return att @ v  # (..., T, d_out); stage: output

@@ -19,11 +19,11 @@ class CausalAttention(nn.Module):
     def forward(self, x):
         B, T, C = x.shape
         assert T <= self.mask.size(0), f"{T} tokens exceed context_length {self.mask.size(0)}"
-        q = self.W_query(x)  # (B, T, d_out)
-        k = self.W_key(x)  # (B, T, d_out)
-        v = self.W_value(x)  # (B, T, d_out)
-        att = q @ k.transpose(-2, -1) / math.sqrt(self.d_out)  # (B, T, T)
-        att = att.masked_fill(self.mask[:T, :T], float("-inf"))
-        att = torch.softmax(att, dim=-1)
-        att = self.dropout(att)
-        return att @ v  # (B, T, d_out)
+        q = self.W_query(x)  # (B, T, d_out); stage: queries
+        k = self.W_key(x)  # (B, T, d_out); stage: keys
+        v = self.W_value(x)  # (B, T, d_out); stage: values
+        att = q @ k.transpose(-2, -1) / math.sqrt(self.d_out)  # (B, T, T); stage: scores, scaled_scores
+        att = att.masked_fill(self.mask[:T, :T], float("-inf"))  # stage: masked_scores
+        att = torch.softmax(att, dim=-1)  # stage: weights
+        att = self.dropout(att)  # stage: dropped_weights
+        return att @ v  # (B, T, d_out); stage: output

@@ -25,13 +25,13 @@ class MultiHeadAttention(nn.Module):
         B, T, _ = x.shape
         nh, hs = self.num_heads, self.head_dim
         assert T <= self.mask.size(0), f"{T} tokens exceed context_length {self.mask.size(0)}"
-        q = self.W_query(x).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
-        k = self.W_key(x).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
-        v = self.W_value(x).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
-        att = q @ k.transpose(-2, -1) / math.sqrt(hs)  # (B, nh, T, T)
-        att = att.masked_fill(self.mask[:T, :T], float("-inf"))
-        att = torch.softmax(att, dim=-1)
-        att = self.dropout(att)
-        y = att @ v  # (B, nh, T, hs)
-        y = y.transpose(1, 2).contiguous().view(B, T, self.d_out)  # (B, T, d_out)
-        return self.out_proj(y)
+        q = self.W_query(x).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs); stage: queries
+        k = self.W_key(x).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs); stage: keys
+        v = self.W_value(x).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs); stage: values
+        att = q @ k.transpose(-2, -1) / math.sqrt(hs)  # (B, nh, T, T); stage: scores, scaled_scores
+        att = att.masked_fill(self.mask[:T, :T], float("-inf"))  # stage: masked_scores
+        att = torch.softmax(att, dim=-1)  # stage: weights
+        att = self.dropout(att)  # stage: dropped_weights
+        y = att @ v  # (B, nh, T, hs); stage: context
+        y = y.transpose(1, 2).contiguous().view(B, T, self.d_out)  # (B, T, d_out); stage: merged
+        return self.out_proj(y)  # stage: output

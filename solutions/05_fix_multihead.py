@@ -20,10 +20,10 @@ class MultiHeadAttention(nn.Module):
     def forward(self, X):
         B, T, C = X.shape
         nh, hs = self.num_heads, self.head_dim
-        Q = self.w_q(X).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
-        K = self.w_k(X).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
-        V = self.w_v(X).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
-        att = torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(hs), dim=-1)  # (B, nh, T, T)
-        out = att @ V  # (B, nh, T, hs)
-        out = out.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
-        return self.w_o(out)
+        Q = self.w_q(X).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs); stage: queries
+        K = self.w_k(X).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs); stage: keys
+        V = self.w_v(X).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs); stage: values
+        att = torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(hs), dim=-1)  # (B, nh, T, T); stage: scores, scaled_scores, weights
+        out = att @ V  # (B, nh, T, hs); stage: context
+        out = out.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C); stage: merged
+        return self.w_o(out)  # stage: output

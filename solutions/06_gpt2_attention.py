@@ -26,18 +26,18 @@ class CausalSelfAttention(nn.Module):
         B, T, C = x.size()
         assert T <= self.bias.size(-1), f"{T} tokens exceed block_size {self.bias.size(-1)}"
         q, k, v = self.c_attn(x).split(self.n_embd, dim=2)  # 3 × (B, T, C), in the order q, k, v
-        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
-        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
-        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs); stage: queries
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs); stage: keys
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs); stage: values
         if self.flash:
             # fused kernel: scales by 1/sqrt(hs), masks the future, drops weights only while training
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=True,
                                                dropout_p=self.dropout if self.training else 0.0)  # (B, nh, T, hs)
         else:
-            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))  # (B, nh, T, T)
-            att = att.masked_fill(~self.bias[:, :, :T, :T], float("-inf"))
-            att = F.softmax(att, dim=-1)
-            att = self.attn_dropout(att)
-            y = att @ v  # (B, nh, T, T) x (B, nh, T, hs) -> (B, nh, T, hs)
-        y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C): heads side by side again
-        return self.c_proj(y)
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))  # (B, nh, T, T); stage: scores, scaled_scores
+            att = att.masked_fill(~self.bias[:, :, :T, :T], float("-inf"))  # stage: masked_scores
+            att = F.softmax(att, dim=-1)  # stage: weights
+            att = self.attn_dropout(att)  # stage: dropped_weights
+            y = att @ v  # (B, nh, T, T) x (B, nh, T, hs) -> (B, nh, T, hs); stage: context
+        y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C): heads side by side again; stage: merged
+        return self.c_proj(y)  # stage: output

@@ -13,9 +13,9 @@ def padded_attention(query, key, value, key_padding_mask=None, causal=False):
         blocked = torch.ones(L, S, dtype=torch.bool, device=query.device).triu(diagonal=1)  # (L, S)
     if key_padding_mask is not None:
         blocked = blocked | key_padding_mask.view(B, 1, 1, S)  # (L, S) | (B, 1, 1, S) -> (B, 1, L, S)
-    att = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # (B, H, L, S)
+    att = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # (B, H, L, S); stage: scores, scaled_scores
     # the most negative number of *this* dtype: -1e9 overflows float16, and -inf turns rows with no key into NaN
-    att = att.masked_fill(blocked, torch.finfo(att.dtype).min)
-    att = torch.softmax(att, dim=-1)  # a row with no key at all comes out uniform here ...
-    att = att.masked_fill(blocked, 0.0)  # ... and all zero here; in every other row this changes nothing
-    return att @ value  # (B, H, L, S) x (B, H, S, d_v) -> (B, H, L, d_v)
+    att = att.masked_fill(blocked, torch.finfo(att.dtype).min)  # stage: masked_scores
+    att = torch.softmax(att, dim=-1)  # a row with no key at all comes out uniform here ...; stage: weights
+    att = att.masked_fill(blocked, 0.0)  # ... and all zero here; in every other row this changes nothing; stage: zeroed_weights
+    return att @ value  # (B, H, L, S) x (B, H, S, d_v) -> (B, H, L, d_v); stage: output

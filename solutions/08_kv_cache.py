@@ -23,17 +23,17 @@ class KVCacheAttention(nn.Module):
     def forward(self, x, k_cache=None, v_cache=None):
         B, T, _ = x.shape
         nh, hs = self.num_heads, self.head_dim
-        q = self.W_query(x).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs): only the new tokens ask
-        k = self.W_key(x).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
-        v = self.W_value(x).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
+        q = self.W_query(x).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs): only the new tokens ask; stage: queries
+        k = self.W_key(x).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs); stage: keys
+        v = self.W_value(x).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs); stage: values
         if k_cache is not None:
-            k = torch.cat([k_cache, k], dim=2)  # (B, nh, P + T, hs): the past first, then the new tokens
-            v = torch.cat([v_cache, v], dim=2)  # (B, nh, P + T, hs)
+            k = torch.cat([k_cache, k], dim=2)  # (B, nh, P + T, hs): the past first, then the new tokens; stage: cached_keys
+            v = torch.cat([v_cache, v], dim=2)  # (B, nh, P + T, hs); stage: cached_values
         P = k.size(2) - T  # positions already in the cache; the new tokens sit at P .. P + T - 1
         assert P + T <= self.mask.size(0), f"{P + T} tokens exceed context_length {self.mask.size(0)}"
-        att = q @ k.transpose(-2, -1) / math.sqrt(hs)  # (B, nh, T, P + T)
-        att = att.masked_fill(self.mask[P : P + T, : P + T], float("-inf"))  # the new tokens' rows of the mask
-        att = torch.softmax(att, dim=-1)
-        y = att @ v  # (B, nh, T, P + T) x (B, nh, P + T, hs) -> (B, nh, T, hs)
-        y = y.transpose(1, 2).contiguous().view(B, T, self.d_out)  # (B, T, d_out)
-        return self.out_proj(y), k, v
+        att = q @ k.transpose(-2, -1) / math.sqrt(hs)  # (B, nh, T, P + T); stage: scores, scaled_scores
+        att = att.masked_fill(self.mask[P : P + T, : P + T], float("-inf"))  # the new tokens' rows of the mask; stage: masked_scores
+        att = torch.softmax(att, dim=-1)  # stage: weights
+        y = att @ v  # (B, nh, T, P + T) x (B, nh, P + T, hs) -> (B, nh, T, hs); stage: context
+        y = y.transpose(1, 2).contiguous().view(B, T, self.d_out)  # (B, T, d_out); stage: merged
+        return self.out_proj(y), k, v  # stage: output

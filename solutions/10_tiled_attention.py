@@ -32,4 +32,4 @@ def tiled_attention(query, key, value, causal=False, block_size=64):
             acc = acc * correction + p @ v  # (B, H, bq, d_v)
             m = m_new
         rows.append(acc / l)  # normalise once, at the end
-    return torch.cat(rows, dim=2)  # (B, H, L, d_v)
+    return torch.cat(rows, dim=2)  # (B, H, L, d_v); stage: output

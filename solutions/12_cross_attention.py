@@ -22,13 +22,13 @@ class CrossAttention(nn.Module):
         B, T, _ = x.shape
         S = context.size(1)
         nh, hs = self.num_heads, self.head_dim
-        q = self.W_query(x).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
-        k = self.W_key(context).view(B, S, nh, hs).transpose(1, 2)  # (B, nh, S, hs)
-        v = self.W_value(context).view(B, S, nh, hs).transpose(1, 2)  # (B, nh, S, hs)
-        att = q @ k.transpose(-2, -1) / math.sqrt(hs)  # (B, nh, T, S): every query against every context token
+        q = self.W_query(x).view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs); stage: queries
+        k = self.W_key(context).view(B, S, nh, hs).transpose(1, 2)  # (B, nh, S, hs); stage: keys
+        v = self.W_value(context).view(B, S, nh, hs).transpose(1, 2)  # (B, nh, S, hs); stage: values
+        att = q @ k.transpose(-2, -1) / math.sqrt(hs)  # (B, nh, T, S): every query against every context token; stage: scores, scaled_scores
         if context_padding_mask is not None:
-            att = att.masked_fill(context_padding_mask.view(B, 1, 1, S), float("-inf"))  # padded keys, all queries
-        att = torch.softmax(att, dim=-1)
-        y = att @ v  # (B, nh, T, S) x (B, nh, S, hs) -> (B, nh, T, hs)
-        y = y.transpose(1, 2).contiguous().view(B, T, self.d_out)  # (B, T, d_out)
-        return self.out_proj(y)
+            att = att.masked_fill(context_padding_mask.view(B, 1, 1, S), float("-inf"))  # padded keys, all queries; stage: masked_scores
+        att = torch.softmax(att, dim=-1)  # stage: weights
+        y = att @ v  # (B, nh, T, S) x (B, nh, S, hs) -> (B, nh, T, hs); stage: context
+        y = y.transpose(1, 2).contiguous().view(B, T, self.d_out)  # (B, T, d_out); stage: merged
+        return self.out_proj(y)  # stage: output

@@ -24,11 +24,14 @@ def environment() -> Environment:
                        trim_blocks=True, lstrip_blocks=True)
 
 
-def marked_lines(source: str, entry: str, failing: list[dict]) -> tuple[set[int], str]:
-    """Lines to highlight and why: where the code raised, a syntax error, else the entry class/function."""
+def marked_lines(source: str, entry: str, failing: list[dict], localization: dict | None = None) -> tuple[set[int], str]:
+    """Lines to highlight and why: where the code raised, a syntax error, the localized line, else the entry."""
     raised = {t["line"] for t in failing if isinstance(t.get("line"), int)}
     if raised:
         return raised, "raised"
+    line = localization.get("line") if isinstance(localization, dict) else None
+    if isinstance(line, int) and 1 <= line <= len(source.splitlines()):
+        return {line}, "localized"
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
@@ -40,13 +43,14 @@ def marked_lines(source: str, entry: str, failing: list[dict]) -> tuple[set[int]
     return set(), ""
 
 
-def code_view(source: str | None, entry: str, failing: list[dict], failed: bool) -> dict | None:
+def code_view(source: str | None, entry: str, failing: list[dict], failed: bool, localization: dict | None = None) -> dict | None:
     if source is None:
         return None
-    marks, why = marked_lines(source, entry, failing) if failed else (set(), "")
+    marks, why = marked_lines(source, entry, failing, localization) if failed else (set(), "")
     lines = source.splitlines()
     shown = [{"n": i, "text": text, "mark": i in marks} for i, text in enumerate(lines[:MAX_CODE_LINES], start=1)]
-    return {"lines": shown, "why": why, "more": max(0, len(lines) - MAX_CODE_LINES), "entry": entry}
+    evidence = str(localization.get("evidence", "")) if why == "localized" else ""
+    return {"lines": shown, "why": why, "more": max(0, len(lines) - MAX_CODE_LINES), "entry": entry, "evidence": evidence}
 
 
 def heatmap_view(attention: dict | None) -> list[list[dict]]:
@@ -100,7 +104,7 @@ def exercise_view(result, source: str | None) -> dict:
         "passed": [t for t in tests if t["status"] == "passed"],
         "skipped": [t for t in tests if t["status"] == "skipped"],
         "maps": heatmap_view(result.attention) if failed else [],
-        "code": code_view(source, ex.entry, failing, failed),
+        "code": code_view(source, ex.entry, failing, failed, verdict.get("localization")),
         "output": verdict.get("output", ""),
         "duration": verdict.get("duration_s"),
     }

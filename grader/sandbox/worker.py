@@ -20,6 +20,7 @@ import torch
 
 from grader.sandbox import isolation
 from grader.sandbox.protocol import decode, encode, read_frame
+from grader.sandbox.trace import Tracer
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 MAX_MESSAGE = 600
@@ -220,9 +221,39 @@ class Worker:
                     out_tensors[f"grad.param.{name}"] = p.grad.detach().to("cpu", copy=True)
         return header, out_tensors
 
+    def trace(self, req, tensors):
+        """Like run (CPU, no gradients), but records the intermediate tensors and their lines (grader/sandbox/trace.py).
+
+        The entries recorded before an exception are sent too, with the exception's type and line.
+        """
+        dtype = DTYPES[req.get("dtype", "float64")]
+        seed = req.get("seed", 0)
+        obj = self.entry(req["entry"])
+        fn, params = obj, []
+        if req.get("init") is not None:
+            fn = self.construct(obj, req["init"], seed).to(dtype=dtype)
+            self.load_params(fn, tensors)
+            fn.train(bool(req.get("train", False)))
+            params = list(fn.parameters())
+        cast = {k: (t.to(dtype) if t.is_floating_point() else t) for k, t in tensors.items()}
+        args = [cast[n] for n in req.get("args", [])]
+        kwargs = {k: cast[n] for k, n in req.get("kwargs", {}).items()}
+        kwargs.update({k: v for k, v in (req.get("scalars") or {}).items() if v is None or isinstance(v, (bool, int, float))})
+        seed_all(seed + 1, torch.device("cpu"))
+        tracer, raised = Tracer(self.path, [*args, *kwargs.values(), *params]), None
+        try:
+            with torch.no_grad(), tracer:
+                fn(*args, **kwargs)
+        except Exception as exc:  # the partial trace still locates what ran; the suite reports the exception
+            raised = {"type": type(exc).__name__[:80], "line": self.error(exc)["error"]["line"]}
+        entries = [{"op": e.op, "line": e.line, "shape": list(e.tensor.shape), "dtype": str(e.tensor.dtype).removeprefix("torch.")}
+                   for e in tracer.entries]
+        reply = {"ok": True, "entries": entries, "raised": raised, "truncated": tracer.truncated}
+        return reply, {f"trace.{i}": e.tensor for i, e in enumerate(tracer.entries)}
+
     def handle(self, header, tensors):
         op = getattr(self, header.get("op", ""), None)
-        if op is None or header["op"] not in {"load", "describe", "construct_raises", "run"}:
+        if op is None or header["op"] not in {"load", "describe", "construct_raises", "run", "trace"}:
             return {"ok": False, "error": {"type": "ProtocolError", "message": f"unknown op {header.get('op')!r}"}}, {}
         try:
             return op(header, tensors)

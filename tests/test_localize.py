@@ -1,0 +1,328 @@
+"""Pointing at the line (issue 12, deliverable 3): the tracer, the untrusted-trace checks, alignment,
+and end to end through the sandbox on buggy files for exercises 1, 3 and 4."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader.catalog import load_catalog
+from grader.diagnosis import localize as loc
+from grader import results
+from grader.results import Status, Verdict
+from grader.sandbox.trace import Tracer
+
+HELPER = """
+import torch
+def helper(t):
+    return torch.tanh(t)
+"""
+
+TRACED = """
+import torch
+import helper_mod
+
+def f(x, w):
+    q = x @ w
+    ones = torch.ones(3, 3)
+    h = helper_mod.helper(q)
+    n = (q > 0).sum()
+    low = q.float() * 2
+    return torch.softmax(h + ones, dim=-1), low
+"""
+
+
+def load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def traced(write, monkeypatch):
+    helper = write("helper_mod.py", HELPER)
+    monkeypatch.syspath_prepend(str(helper.parent))
+    path = write("traced.py", TRACED)
+    return path, load(path, "traced_mod").f
+
+
+def inputs():
+    g = torch.Generator().manual_seed(0)
+    return torch.randn(3, 4, generator=g, dtype=torch.float64), torch.randn(4, 3, generator=g, dtype=torch.float64)
+
+
+# -- the tracer ------------------------------------------------------------------------------------------
+def test_tracer_attributes_lines_and_keeps_only_derived_float_tensors(traced):
+    path, f = traced
+    x, w = inputs()
+    with Tracer(str(path), [x, w]) as t:
+        f(x, w)
+    got = [(e.op, e.line) for e in t.entries]
+    assert ("matmul", 6) in got
+    assert ("tanh", 8) in got  # called in helper_mod, attributed to the line that called the helper
+    assert all(line != 7 for _, line in got)  # torch.ones(3, 3) depends on no input
+    assert all(line != 9 for _, line in got)  # a comparison and an integer sum: not floating
+    low = [e for e in t.entries if e.line == 10 and e.op == "mul"]
+    assert low and low[0].tensor.dtype == torch.float32  # the dtype is kept: a float32 intermediate
+    assert got[-1] == ("softmax", 11)
+    assert all(not e.tensor.requires_grad and e.tensor.is_contiguous() for e in t.entries)
+
+
+def test_tracer_is_bounded(traced):
+    path, f = traced
+    x, w = inputs()
+    with Tracer(str(path), [x, w], max_entries=2) as t:
+        f(x, w)
+    assert len(t.entries) == 2 and t.truncated
+    with Tracer(str(path), [x, w], max_elements=12) as t:
+        f(x, w)
+    assert sum(e.tensor.numel() for e in t.entries) <= 12 and t.truncated
+
+
+def test_tracer_skips_ops_with_no_frame_in_the_file(traced, tmp_path):
+    _, f = traced
+    x, w = inputs()
+    with Tracer(str(tmp_path / "elsewhere.py"), [x, w]) as t:
+        f(x, w)
+    assert t.entries == []
+
+
+# -- the trace is untrusted -------------------------------------------------------------------------------
+def good_entry(i=0, line=3, shape=(2, 3)):
+    return {"op": "matmul", "line": line, "shape": list(shape), "dtype": "float64"}
+
+
+@pytest.mark.parametrize("bad", [
+    {"line": 99}, {"line": 0}, {"line": True}, {"line": "3"}, {"shape": [3, 2]}, {"shape": [2, "3"]},
+    {"dtype": "float32"}, {"dtype": "int64"}, {"op": 5},
+])
+def test_malformed_entries_are_dropped(bad):
+    t = torch.zeros(2, 3, dtype=torch.float64)
+    reply = {"entries": [good_entry(), {**good_entry(), **bad}], "raised": None}
+    entries, raised = loc.validate(reply, {"trace.0": t, "trace.1": t}, n_lines=10)
+    assert len(entries) == 1 and entries[0].line == 3 and raised is None
+
+
+def test_trace_checks_tensors_caps_and_the_exception():
+    t = torch.zeros(2, 3, dtype=torch.float64)
+    reply = {"entries": [good_entry(), good_entry(), "junk", good_entry()],
+             "raised": {"type": "Runtime<b>Error</b>", "line": 12345}}
+    entries, raised = loc.validate(reply, {"trace.0": t, "trace.1": torch.zeros(2, 3, dtype=torch.int64),
+                                           "trace.3": t.clone().requires_grad_(False)}, n_lines=10)
+    assert [e.line for e in entries] == [3, 3] and raised == {"type": "RuntimebErrorb", "line": None}
+    assert loc.validate(["not", "a", "dict"], {}, 10) == ([], None)
+    huge = {"entries": [good_entry(shape=(600, 600)) for _ in range(3)]}
+    big = torch.zeros(600, 600, dtype=torch.float64)
+    entries, _ = loc.validate(huge, {f"trace.{i}": big for i in range(3)}, 10)
+    assert sum(e.tensor.numel() for e in entries) <= loc.MAX_ELEMENTS
+
+
+# -- equality up to reshape and permute ------------------------------------------------------------------
+def test_head_split_and_permute_are_equivalent_but_a_square_transpose_is_not():
+    g = torch.Generator().manual_seed(1)
+    merged = torch.randn(3, 5, 8, generator=g, dtype=torch.float64)  # (B, T, nh*hs)
+    heads = merged.view(3, 5, 2, 4).transpose(1, 2)  # (B, nh, T, hs)
+    assert loc.equivalent(merged, heads) and loc.equivalent(heads, merged)
+    assert loc.equivalent(heads.reshape(6, 5, 4), heads)  # (B*nh, T, hs), as bmm code keeps it
+    scrambled = heads.contiguous().view(3, 5, 8)  # merged without moving the heads back
+    assert not loc.equivalent(scrambled, merged) and loc.same_values(scrambled, merged, 1e-6)
+    scores = torch.randn(3, 5, 5, generator=g, dtype=torch.float64)
+    assert not loc.equivalent(scores.transpose(-2, -1), scores)
+
+
+def test_tolerance_follows_the_dtype():
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(4, 6, generator=g, dtype=torch.float64)
+    assert loc.equivalent(x * (1 + 1e-8), x)
+    assert not loc.equivalent(x * (1 + 1e-4), x)
+    assert loc.equivalent(x.float(), x)  # a float32 intermediate
+    assert not loc.equivalent(x.float() * 1.01, x)
+
+
+def test_stage_comments_are_read():
+    src = "a = 1  # stage: scores, scaled_scores\nb = 2  # (T, T); stage: weights\nc = '# stage: no'\n"
+    assert loc.stage_lines(src) == {1: ["scores", "scaled_scores"], 2: ["weights"]}
+
+
+def test_every_marked_reference_names_known_stages():
+    known = {"queries", "keys", "values", "scores", "scaled_scores", "masked_scores", "weights", "dropped_weights",
+             "context", "merged", "output", "zeroed_weights", "cached_keys", "cached_values", "repeated_keys",
+             "repeated_values", "angles", "rotated"}
+    marked = 0
+    for ex in load_catalog().exercises:
+        names = [n for names in loc.stage_lines(ex.solution_path.read_text(encoding="utf-8")).values() for n in names]
+        assert set(names) <= known, (ex.number, set(names) - known)
+        marked += bool(names)
+    assert marked >= 5
+
+
+# -- end to end, through the sandbox ------------------------------------------------------------------------
+SELF_ATTENTION = """
+import math
+import torch
+import torch.nn as nn
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def forward(self, x):
+        q = self.W_query(x)
+        k = self.W_key(x)
+        v = self.W_value(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_out)
+        weights = torch.softmax(scores, dim=-1)
+        return weights @ v
+"""
+
+CAUSAL = """
+import math
+import torch
+import torch.nn as nn
+
+
+class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1).bool())
+
+    def forward(self, x):
+        T = x.shape[1]
+        q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
+        att = q @ k.transpose(1, 2) / math.sqrt(k.shape[-1])
+        att = att.masked_fill(self.mask[:T, :T], float("-inf"))
+        att = self.dropout(torch.softmax(att, dim=-1))
+        return att @ v
+"""
+
+MULTIHEAD = """
+import math
+import torch
+import torch.nn as nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        assert d_out % num_heads == 0
+        self.h, self.d = num_heads, d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length, dtype=torch.bool), 1))
+
+    def forward(self, x):
+        B, T, D = x.shape
+        q = self.W_query(x).view(B, T, self.h, self.d).transpose(1, 2)
+        k = self.W_key(x).view(B, T, self.h, self.d).transpose(1, 2)
+        v = self.W_value(x).view(B, T, self.h, self.d).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(self.d)
+        att = att.masked_fill(self.mask[:T, :T], float("-inf"))
+        att = self.dropout(torch.softmax(att, dim=-1))
+        y = (att @ v).transpose(1, 2)
+        y = y.contiguous().view(B, T, self.h * self.d)
+        return self.out_proj(y)
+"""
+
+
+def line_of(source: str, text: str) -> int:
+    return next(i for i, line in enumerate(source.splitlines(), start=1) if text in line)
+
+
+def bug(source: str, old: str, new: str) -> str:
+    assert old in source
+    return source.replace(old, new)
+
+
+CASES = [  # exercise, source, the line to point at (by its text), stage, words the evidence must hold
+    (1, bug(SELF_ATTENTION, "dim=-1", "dim=-2"), "torch.softmax", "weights", "softmax over dim -2"),
+    (3, bug(CAUSAL, " / math.sqrt(k.shape[-1])", ""), "torch.softmax", "scaled_scores", "softmax of the masked"),
+    (4, bug(MULTIHEAD, "(att @ v).transpose(1, 2)", "(att @ v).transpose(-1, -2)"), "y.contiguous()", "merged",
+     "different arrangement"),
+    (1, bug(SELF_ATTENTION, "k.transpose(-2, -1) /", "k.transpose(-2, -1) + 1 /"), "scores =", "scaled_scores", None),
+    (3, bug(CAUSAL, "float(\"-inf\")", "0.0"), "masked_fill", "masked_scores", "holds 0"),
+    (1, bug(SELF_ATTENTION, "k.transpose(-2, -1)", "k.transpose(0, 1)"), "scores =", "scores", "raised RuntimeError"),
+    (4, bug(MULTIHEAD, "return self.out_proj(y)", "return y"), "return y", "output", "returns at line"),
+    (3, bug(CAUSAL, "self.dropout(torch.softmax(att, dim=-1))", "torch.dropout(torch.softmax(att, dim=-1), 0.5, True)"),
+     "torch.dropout", "dropped_weights", "evaluation mode"),
+    (3, bug(bug(CAUSAL, "self.dropout(torch.softmax(att, dim=-1))", "torch.softmax(att, dim=-1)"), "return att @ v",
+            "return att @ self.dropout(v)"), "return att", "dropped_weights", "to the values"),
+]
+
+
+@pytest.fixture(scope="module")
+def zygote():
+    from grader.runner import keep_warm
+
+    return keep_warm()
+
+
+def localize_file(number: int, path: Path, zygote):
+    from grader.sandbox import Sandbox
+    from grader.suites.harness import Harness
+
+    ex = load_catalog().get(number)
+    sandbox = Sandbox(path, zygote=zygote).start()
+    try:
+        harness = Harness(ex, sandbox)
+        harness.load()
+        verdict = Verdict(ex.number, ex.slug, ex.title, [results.TestResult("t", "numerics", Status.FAILED, "x")], [], "cpu", 0.0)
+        loc.localize_verdict(verdict, ex, harness, path.read_text(encoding="utf-8"))
+        return verdict
+    finally:
+        sandbox.close()
+
+
+@pytest.mark.parametrize("number, source, where, stage, words", CASES)
+def test_points_at_the_line(number, source, where, stage, words, write, zygote):
+    verdict = localize_file(number, write("sub.py", source), zygote)
+    found = verdict.localization
+    assert found is not None and verdict.to_json()["localization"] == found
+    assert found["line"] == line_of(source, where) and found["stage"] == stage, found
+    assert words is None or words in found["evidence"], found
+
+
+@pytest.mark.parametrize("number, source", [(1, SELF_ATTENTION), (3, CAUSAL), (4, MULTIHEAD)])
+def test_correct_code_is_not_localized(number, source, write, zygote):
+    assert localize_file(number, write("sub.py", source), zygote).localization is None
+
+
+def test_localization_never_fails_the_grade(write):
+    class Broken:
+        sandbox = object()  # no .gone: anything it is asked raises
+        load_error = None
+
+    ex = load_catalog().get(1)
+    assert loc.localize(ex, Broken(), SELF_ATTENTION) is None
+    verdict = Verdict(1, "self_attention", "t", [results.TestResult("t", "numerics", Status.PASSED)], [], "cpu", 0.0)
+    loc.localize_verdict(verdict, ex, Broken(), SELF_ATTENTION)
+    assert verdict.localization is None and verdict.to_json()["localization"] is None
+
+
+def test_views_mark_the_line():
+    from grader.instructor.report import code_view
+    from grader.render import verdict_text
+
+    ex = load_catalog().get(1)
+    verdict = Verdict(1, ex.slug, ex.title, [results.TestResult("t", "numerics", Status.FAILED, "x")], [], "cpu", 0.0)
+    verdict.localization = {"line": 21, "stage": "weights", "matched_through": "scaled_scores",
+                            "evidence": "it equals the [bold]weights[/] with softmax over dim -2"}
+    text = verdict_text(verdict, path="sub.py")
+    assert "line 21[/] (weights)" in text and "\\[bold]weights" in text  # the evidence is escaped for rich
+    view = code_view(SELF_ATTENTION, ex.entry, [], True, verdict.localization)
+    assert view["why"] == "localized" and [line["n"] for line in view["lines"] if line["mark"]] == [21]
+    assert code_view(SELF_ATTENTION, ex.entry, [], True, {"line": 999})["why"] == "entry"
