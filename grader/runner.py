@@ -222,6 +222,10 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
             from grader.probes import attention_weights
 
             verdict.attention = attention_weights(harness)  # heat maps for instructor reports
+        if sandbox is not None and not verdict.passed:
+            from grader.diagnosis.localize import localize_verdict
+
+            localize_verdict(verdict, ex, harness, source)  # after the heat maps: a trace that hangs ends the worker
         if collector.internal:
             raise InternalError("; ".join(collector.internal))
     finally:
