@@ -55,6 +55,7 @@ class Verdict:
     output: str = ""  # what the submission printed (truncated)
     topics: tuple[str, ...] = ()
     attention: dict | None = None  # submission vs reference weights (grade(capture_attention=True)); not in to_json
+    notes: list[str] = field(default_factory=list)  # non-failing remarks, e.g. float32 precision in float64 checks
     localization: dict | None = None  # {"line", "stage", "matched_through", "evidence"} for a failing verdict (feedback only)
 
     @property
@@ -92,4 +93,5 @@ class Verdict:
             "output": self.output,
             "topics": list(self.topics),
             "localization": self.localization,
+            "notes": list(self.notes),
         }
