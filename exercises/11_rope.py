@@ -16,8 +16,8 @@ Contract:
     (x[..., i], x[..., i + d/2]) for i = 0 .. d/2 - 1, rotated by angle positions[t] * base ** (-2i / d):
         out[..., i]       = x[..., i] * cos - x[..., i + d/2] * sin
         out[..., i + d/2] = x[..., i + d/2] * cos + x[..., i] * sin
-    Compute theta and the angles in float64: at position 3000 a float32 angle is already off by
-    about 1e-4 radians. Cast cos and sin to x's dtype at the end.
+    Compute theta and the angles in float32 or float64 (not float16 or bfloat16: at position
+    3000 a half-precision angle is off by whole radians). Cast cos and sin to x's dtype at the end.
 
 Shapes along the way:
     theta (d/2,); angles = positions[:, None] * theta[None, :] -> (T, d/2); cos, sin (T, d/2)

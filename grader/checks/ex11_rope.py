@@ -40,6 +40,11 @@ def test_rope_output_shapes(kit, ex):
         expect(tuple(out.shape) == shape, f"input {shape} gave output {tuple(out.shape)}", "shape_mismatch")
 
 
+# Angles computed in float32, as Hugging Face, Meta and rasbt do, are right: at position 3000 they move the output
+# by about 1e-3 at most. float16 or bfloat16 angles are off by whole radians there.
+ANGLE_TOL = (2e-3, 2e-3)
+
+
 @check("numerics", evidence="wrong_output")
 def test_rope_matches_reference_float64(kit, ex):
     """Equal to the reference in float64: default base, positions offset by 3000, shuffled positions, other bases, d = 6."""
@@ -47,7 +52,7 @@ def test_rope_matches_reference_float64(kit, ex):
         x = kit.randn(*shape, salt=i)
         (got,), _ = kit.run(None, [x, pos], kwargs, check_shapes=False)
         want, _ = kit.ref_run(None, [x, pos], kwargs)
-        compare(got, want[0], f"rotated x ({what})")
+        compare(got, want[0], f"rotated x ({what})", tol=ANGLE_TOL)
 
 
 @check("numerics", evidence={"dtype_changed": "dtype_not_kept", "*": "wrong_output"})
@@ -77,7 +82,7 @@ def test_dot_product_depends_only_on_relative_position(kit, ex):
         for s in (11, 1):
             if (m + s, n + s) in dots:
                 other = dots[(m + s, n + s)]
-                expect(abs(other - value) <= 1e-9 * (1 + abs(value)),
+                expect(abs(other - value) <= 1e-4 * (1 + abs(value)),  # float32 angles stay within 1e-5 here
                        f"q at {m} · k at {n} = {value:.6g}, but q at {m + s} · k at {n + s} = {other:.6g}: "
                        "after RoPE the dot product must depend only on the offset m - n")
 
@@ -92,7 +97,7 @@ def test_rope_gradients_match_reference(kit, ex):
     _, got = kit.run(None, [x, pos], grad_out=gout, check_shapes=False)
     _, want = kit.ref_run(None, [x, pos], grad_out=gout)
     expect("arg0" in got, "no gradient reached x: is the output detached from it?", "no_gradient")
-    compare(got["arg0"], want["arg0"], "gradient of x")
+    compare(got["arg0"], want["arg0"], "gradient of x", tol=ANGLE_TOL)
 
 
 @check("device", evidence="tensor_on_cpu")
@@ -118,7 +123,7 @@ def test_rope_matches_reference_on_cuda(kit, ex):
 
 # -- mistakes ------------------------------------------------------------------------------------------------
 ROPE_BUGS = ("rope_interleaved", "rope_freq_no_2", "rope_freq_not_inverted", "rope_direction", "rope_positions_ignored",
-             "rope_base_ignored", "rope_float32_angles")
+             "rope_base_ignored")
 MISTAKES = {
     "rope_interleaved": "with pairs (x[2i], x[2i+1]) (interleaved) instead of (x[i], x[i + d/2]) (half-split)",
     "rope_freq_no_2": "with theta_i = base ** (-i / d) instead of base ** (-2i / d)",
@@ -126,17 +131,15 @@ MISTAKES = {
     "rope_direction": "with every pair rotated by -angle instead of +angle",
     "rope_positions_ignored": "with positions 0..T-1 instead of the positions given",
     "rope_base_ignored": "with base 10000 whatever base is given",
-    "rope_float32_angles": "with the angles computed in float32",
 }
-ALIASES = {"rope_interleaved": "rope_pairing", "rope_freq_no_2": "rope_frequencies", "rope_freq_not_inverted": "rope_frequencies",
-                "rope_float32_angles": "rope_angle_precision"}
+ALIASES = {"rope_interleaved": "rope_pairing", "rope_freq_no_2": "rope_frequencies", "rope_freq_not_inverted": "rope_frequencies"}
 
 
 def rope_variant(x, positions, base=10000.0, bugs=frozenset()):
     """Exercise 11's rotation with optional mistakes."""
     d = x.size(-1)
     half = d // 2
-    work = torch.float32 if "rope_float32_angles" in bugs else torch.float64
+    work = torch.float64
     base = 10000.0 if "rope_base_ignored" in bugs else base
     i = torch.arange(0, half, dtype=work)
     if "rope_freq_no_2" in bugs:
@@ -172,13 +175,16 @@ def diagnose(ex, kit, verdict) -> list:
                 return found + [make("dtype_not_kept", err)]
             return found + [crash_or(err, text=f"{what}: {err}")]
         probes.append(((x, pos, kwargs), got))
-    if all(close(got[0], rope_variant(x, pos, **kw)) for (x, pos, kw), got in probes):
+    if all(close(got[0], rope_variant(x, pos, **kw), ANGLE_TOL) for (x, pos, kw), got in probes):
         return found + evidence(verdict, own=True)
-    matches = match(ex, probes, lambda a, b, wd: [rope_variant(a[0], a[1], **a[2], bugs=b)], list(ROPE_BUGS), [], 0)
+    matches = match(ex, probes, lambda a, b, wd: [rope_variant(a[0], a[1], **a[2], bugs=b)], list(ROPE_BUGS), [], 0, tol=ANGLE_TOL)
     if matches:
         return found + report(ex, matches, 0)
-    worst = max(delta(got[0], rope_variant(x, pos, **kw)) for (x, pos, kw), got in probes)
-    if worst < 1e-3:  # right up to the rounding of float32 angles (about 2e-4 at position 3000)
-        return found + [make("rope_angle_precision", f"your output is within {worst:.2g} of the reference: the error of "
-                                                     "angles computed in float32, largest at the largest positions")]
+    # Right up to rounding at small positions, far off at position 3000: the angles lost their digits
+    # (float16 or bfloat16 angles; float32 ones pass).
+    near, far = (delta(got[0], rope_variant(x, pos, **kw)) for (x, pos, kw), got in probes[:2])
+    if near < 0.05 and far > 10 * near:
+        return found + [make("rope_angle_precision", f"positions 0..T-1 are right up to {near:.2g}, but at positions "
+                                                     f"3000.. the output is off by {far:.2g}: the angles are computed in "
+                                                     "a precision that cannot hold position × frequency")]
     return found

@@ -1,4 +1,5 @@
-# expect: rope_angle_precision
+# expect: pass
+# relabelled pass by the integrator: issue 12 makes float32 angles correct (only float16/bfloat16 angles are rope_angle_precision); the file is unchanged
 # held-out: frequencies and angles in float32 (positions.float(), default-dtype arange), then cast to x's dtype; large positions drift.
 import torch
 

@@ -1,4 +1,4 @@
-# expect: rope_angle_precision
+# expect: pass
 import torch
 
 
