@@ -120,3 +120,23 @@ def test_bad_metadata_is_refused_naming_file_and_key(pack_copy, old, new, key):
     text = str(err.value)
     assert str(pack.info) in text and re.search(rf"\b{re.escape(key)}\b", text), text
     assert "\n" not in text
+
+
+def test_kit_metadata_files_and_modules_pass_dev_check():
+    """`grade dev check` without grading: valid metadata, hints, topics, no stray file, modules that load."""
+    from grader.devcheck import metadata_problems
+
+    catalog, problems = metadata_problems(Pack.kit())
+    assert catalog is not None and problems == []
+
+
+def test_dev_check_reports_stray_files(pack_copy):
+    from grader.devcheck import metadata_problems
+
+    pack, _ = pack_copy
+    (pack.exercises / "99_extra.py").write_text("x = 1\n", encoding="utf-8")
+    (pack.solutions / "98_orphan.py").write_text("x = 1\n", encoding="utf-8")
+    (pack.checks / "ex97_nobody.py").write_text("x = 1\n", encoding="utf-8")
+    _, problems = metadata_problems(pack)
+    assert len(problems) == 3 and all(p.count("\n") == 0 for p in problems), problems
+    assert [p.split(":")[0].rsplit("/", 1)[-1] for p in problems] == ["99_extra.py", "98_orphan.py", "ex97_nobody.py"]

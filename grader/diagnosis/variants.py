@@ -89,7 +89,7 @@ def linear(x, params, prefix):
 def module_forward(ex: Exercise, init: dict, params: dict, x: torch.Tensor, bugs=frozenset(), wrong_dim=None):
     """The exercise's module written as a function of its parameters, with optional mistakes."""
     if ex.dims.get("kv_heads"):  # grouped key/value heads
-        return gqa_forward(ex, init, params, x, bugs, wrong_dim)
+        return grouped_forward(ex, init, params, x, bugs, wrong_dim)
     roles = ex.roles
     if "qkv" in roles:  # one fused projection (GPT-2's c_attn), split into q, k, v
         q, k, v = split_fused_qkv(linear(x, params, roles["qkv"]), ex.dim("heads", init) or 1, bugs)
@@ -122,7 +122,7 @@ def module_forward(ex: Exercise, init: dict, params: dict, x: torch.Tensor, bugs
 
 def module_bugs(ex: Exercise, init: dict) -> list[str]:
     if ex.dims.get("kv_heads"):
-        return gqa_bugs(ex, init)
+        return grouped_bugs(ex, init)
     bugs = [*SCALE_BUGS, "softmax_wrong_dim"]
     if ex.has("causal"):
         bugs += MASK_BUGS
@@ -223,7 +223,7 @@ DESCRIBE.update({
 ALIASES["gqa_groups_tiled"] = "gqa_group_mapping"
 
 
-def gqa_forward(ex: Exercise, init: dict, params: dict, x, bugs=frozenset(), wrong_dim=None):
+def grouped_forward(ex: Exercise, init: dict, params: dict, x, bugs=frozenset(), wrong_dim=None):
     """Causal attention with num_kv_groups key/value heads, each shared by consecutive query heads."""
     roles = ex.roles
     nh, nkv = ex.dim("heads", init), ex.dim("kv_heads", init)
@@ -242,7 +242,7 @@ def gqa_forward(ex: Exercise, init: dict, params: dict, x, bugs=frozenset(), wro
     return y if "out_proj_missing" in bugs else linear(y, params, roles["o"])
 
 
-def gqa_bugs(ex: Exercise, init: dict) -> list[str]:
+def grouped_bugs(ex: Exercise, init: dict) -> list[str]:
     bugs = [*SCALE_BUGS, "softmax_wrong_dim", *MASK_BUGS, "heads_merge_wrong", "out_proj_missing"]
     if 1 < ex.dim("kv_heads", init) < ex.dim("heads", init):
         bugs.append("gqa_groups_tiled")
