@@ -165,8 +165,12 @@ def cross_forward(ex, init: dict, params: dict, x, context, mask=None, bugs=froz
     q = linear(x, params, roles["q"])
     k, v = linear(src, params, roles["k"]), linear(src, params, roles["v"])
     S, hs = k.size(1), d_out // nh
-    q = q.view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
-    k, v = (t.view(B, S, nh, hs).transpose(1, 2) for t in (k, v))  # (B, nh, S, hs)
+    if "heads_split_view" in bugs:  # viewed straight as (B, nh, tokens, hs): heads and tokens mixed up
+        q = q.reshape(B, nh, T, hs)
+        k, v = (t.reshape(B, nh, S, hs) for t in (k, v))
+    else:
+        q = q.view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
+        k, v = (t.view(B, S, nh, hs).transpose(1, 2) for t in (k, v))  # (B, nh, S, hs)
     blocked = None
     if mask is not None and "padding_mask_ignored" not in bugs:
         if mask.size(-1) < S:
@@ -196,7 +200,7 @@ def cross_bugs(ex, init: dict) -> list[str]:
     bugs = [*CROSS_BUGS, *PADDING_BUGS, *SCALE_BUGS, "softmax_wrong_dim", "mask_zero_fill", "mask_after_softmax",
             "out_proj_missing"]
     if (ex.dim("heads", init) or 1) > 1:
-        bugs.append("heads_merge_wrong")
+        bugs += ["heads_split_view", "heads_merge_wrong"]
     return bugs
 
 
@@ -232,6 +236,7 @@ def diagnose(ex, kit, verdict) -> list:
         same = {**init, ex.dims["context_width"]: ex.dim("input", init)}
         heads = ex.dim("heads", init) or 1
         for alt, kw, what in [(same, {}, "d_context = d_in"), (init, {"T": 7}, "as many queries as context tokens"),
+                              (same, {"T": 7}, "d_context = d_in and as many queries as context tokens"),
                               (init, {"B": heads}, f"a batch of {heads} (= heads)")]:
             result2, err2 = probes_for(alt, **kw)
             if err2 is None:

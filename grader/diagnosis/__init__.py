@@ -54,4 +54,28 @@ def diagnose(ex, harness, verdict: Verdict, *, violations=(), syntax=None, untou
     if not found:
         nan = next((f.message for f in failures if f.code == "non_finite"), None)
         found.append(make("nan_output", nan) if nan else make("wrong_output", *(f"{f.name}: {f.message}" for f in failures[:2])))
-    return _merge(found)
+    return rank(_merge(found), verdict)
+
+
+def rank(found: list[Diagnosis], verdict: Verdict) -> list[Diagnosis]:
+    """Causes before secondary findings: a contract detail that only the construction check saw (no error for
+    heads that do not divide) goes after what the submission's behaviour shows, and symptoms go last."""
+    construct_only = {t.message for t in verdict.failures() if t.code == "construct_should_raise"}
+
+    def secondary(d: Diagnosis) -> int:
+        if d.id == "api_mismatch" and d.evidence and set(d.evidence) <= construct_only:
+            return 1
+        return 2 if d.id in SYMPTOMS else 0
+
+    return sorted(found, key=secondary)
+
+
+SYMPTOMS = ("wrong_output", "nan_output")  # what is left when no cause is named
+
+
+def named_by_localization(found: list[Diagnosis], cause: str, evidence: str) -> list[Diagnosis]:
+    """When no rule named the mistake, the stage where the submission parts from the reference can: a mistake
+    no variant models still gets its name (heads merged by another wrong transpose, a mask built another way)."""
+    if found and found[0].id not in SYMPTOMS:
+        return found
+    return [make(cause, evidence)] + [d for d in found if d.id != "wrong_output"]

@@ -57,9 +57,17 @@ def attempt(fn):
         return None, Problem.of(exc)
 
 
+RAISED = ("raised_exception", "size_mismatch")  # the submission raised: that exception is the cause to report
+
+
 def crash_or(err: Problem, other: str = "wrong_output", text: str | None = None):
-    """crash when the probe ended the worker, else the given diagnosis."""
-    return make("crash" if err.code == "worker_exit" else other, text if text is not None else err)
+    """crash when the probe ended the worker, runtime_error when the submission raised (the cause, not its
+    symptoms), else the given diagnosis."""
+    if err.code == "worker_exit":
+        return make("crash", text if text is not None else err)
+    if other == "wrong_output" and err.code in RAISED:
+        return make("runtime_error", f"your code raised {err}" if text is None else text)
+    return make(other, text if text is not None else err)
 
 
 def failed(verdict, *codes: str):
@@ -131,7 +139,7 @@ def api(ex, kit, verdict) -> tuple[list, bool]:
     params_failed = failed(verdict, "parameter_names", "parameter_shapes")
     if not params_failed:
         return found, False
-    only_bias = bias_only(ex, kit)
+    only_bias = not failed(verdict, "parameter_shapes") and bias_only(ex, kit)  # same names, other shapes: a layout
     found += [make("qkv_bias_ignored" if only_bias else "api_mismatch", t.message) for t in params_failed]
     return found, not only_bias
 
@@ -202,6 +210,8 @@ def function_rules(ex, kit, verdict) -> list:
     probes = []
     for kwargs in ({}, {"mask": mask}):
         got, err = attempt(lambda: kit.run(None, [q, k, v], kwargs, n_outputs=2)[0])
+        if err is not None and err.code == "output_count":
+            return found + [make("api_mismatch", f"{err}: the contract returns (output, weights)")]
         if err is not None and err.code == "shape_mismatch":
             raw, _ = attempt(lambda: kit.run(None, [q, k, v], kwargs, n_outputs=2, check_shapes=False)[0])
             want = attend(q, k, v, blocked=kwargs.get("mask"))

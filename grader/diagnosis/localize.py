@@ -31,9 +31,16 @@ class Localization:
     stage: str
     matched_through: str | None
     evidence: str
+    cause: str | None = None  # the diagnosis id the evidence amounts to, when it names one (not part of the JSON)
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if k != "cause"}
+
+
+# What a difference found at a stage amounts to, as a diagnosis id (when it is that plain).
+REARRANGED = {"queries": "heads_split_wrong", "keys": "heads_split_wrong", "values": "heads_split_wrong",
+              "merged": "heads_merge_wrong"}
+MISSING_STEP = {"scaled_scores": "no_scaling", "masked_scores": "mask_missing"}
 
 
 @dataclass
@@ -147,7 +154,7 @@ def shaped_as(c: torch.Tensor, x: torch.Tensor, limit: int = 24):
     return list(itertools.islice(views(c, tuple(x.shape)), limit))
 
 
-def mask_difference(c: torch.Tensor, x: torch.Tensor, name: str, rtol: float) -> str | None:
+def mask_difference(c: torch.Tensor, x: torch.Tensor, name: str, rtol: float) -> tuple[str, str | None] | None:
     """How c differs from the masked tensor x, when x has blocked positions and the rest agrees."""
     want = blocked(x)
     if not want.any() or want.all():
@@ -157,7 +164,8 @@ def mask_difference(c: torch.Tensor, x: torch.Tensor, name: str, rtol: float) ->
         if torch.equal(got, want):
             continue
         if torch.equal(got, ~want):
-            return f"it blocks exactly the positions the {label(name)} keep and keeps the blocked ones: the mask is inverted"
+            return (f"it blocks exactly the positions the {label(name)} keep and keeps the blocked ones: the mask is inverted",
+                    "mask_inverted")
         keep = ~(got | want)
         if keep.any() and not close(y[keep], x[keep], rtol):
             continue
@@ -165,17 +173,17 @@ def mask_difference(c: torch.Tensor, x: torch.Tensor, name: str, rtol: float) ->
             fill = y[want].double()
             what = f"{float(fill[0]) + 0.0:.4g}" if bool((fill == fill[0]).all()) else "finite values"
             return (f"where the {label(name)} are blocked (-inf) it holds {what}: blocked scores must be -inf "
-                    f"so that the softmax gives them weight 0")
+                    f"so that the softmax gives them weight 0", "mask_zero_fill" if what == "0" else None)
         extra, missing = int((got & ~want).sum()), int((want & ~got).sum())
         if extra and not missing:
             n = x.shape[-1]
             diag = torch.eye(n, dtype=torch.bool).expand_as(got) if x.shape[-2] == n else None
             if diag is not None and torch.equal(got & ~want, diag):
-                return f"it also blocks the diagonal, which the {label(name)} keep (each token may attend to itself)"
-            return f"it blocks {extra} position(s) the {label(name)} keep"
+                return f"it also blocks the diagonal, which the {label(name)} keep (each token may attend to itself)", "mask_diagonal"
+            return f"it blocks {extra} position(s) the {label(name)} keep", None
         if missing and not extra:
-            return f"it leaves {missing} position(s) open that the {label(name)} block"
-        return f"it blocks different positions than the {label(name)}"
+            return f"it leaves {missing} position(s) open that the {label(name)} block", None
+        return f"it blocks different positions than the {label(name)}", None
     return None
 
 
@@ -191,39 +199,42 @@ def softmax_of(c: torch.Tensor, bases: list[Stage], rtol: float):
     return None
 
 
-def explain(c: torch.Tensor, failing: Stage, later: list[Stage], earlier: list[Stage], alts: list[Stage]) -> tuple[str, Stage | None]:
-    """How c differs, by a few cheap transforms of the expected stage and its neighbours; and the stage c derives from."""
+def explain(c: torch.Tensor, failing: Stage, later: list[Stage], earlier: list[Stage], alts: list[Stage]) -> tuple[str, Stage | None, str | None]:
+    """How c differs, by a few cheap transforms of the expected stage and its neighbours; the stage c derives from;
+    and the diagnosis id that names the difference, when one does."""
     rtol = rtol_for(c, failing.tensor) * 10
     chain = [s for s in earlier[::-1] if s.name not in PARALLEL][:3]
     around = [failing] + later[:1] + alts
     for x in around:
         if x.tensor.numel() == c.numel() and (why := mask_difference(c, x.tensor.double(), x.name, rtol)):
-            return why, None
+            return why[0], None, why[1]
     found = softmax_of(c, chain + alts, rtol)
     if found is not None:
         base, dim = found
         if dim == -1:
-            return f"it equals the softmax of the {label(base.name)}: the {label(failing.name)} step is missing or wrong", base
-        return f"it equals the {label(failing.name)} with softmax over dim {dim} instead of dim -1", base
+            return (f"it equals the softmax of the {label(base.name)}: the {label(failing.name)} step is missing or wrong", base,
+                    MISSING_STEP.get(failing.name))
+        return f"it equals the {label(failing.name)} with softmax over dim {dim} instead of dim -1", base, "softmax_wrong_dim"
     for x in around + chain:
         if x.tensor.numel() != c.numel():
             continue
         t = x.tensor.double()
         if same_values(c, t, rtol):
-            return f"it holds the values of the {label(x.name)} in a different arrangement (a wrong transpose, view or reshape)", None
+            return (f"it holds the values of the {label(x.name)} in a different arrangement (a wrong transpose, view or reshape)",
+                    None, REARRANGED.get(x.name))
         if t.dim() >= 2 and t.shape[-1] == t.shape[-2] and equivalent(c, t.transpose(-2, -1), rtol):
-            return f"it equals the {label(x.name)} transposed", None
+            return f"it equals the {label(x.name)} transposed", None, None
         for y in shaped_as(c, t):
             k = affine(y.double(), t, rtol)
             if k is not None:
                 word = "times" if k[0] == "ratio" else "plus"
-                return f"it equals the {label(x.name)} {word} {k[1]:.4g}", None
+                return f"it equals the {label(x.name)} {word} {k[1]:.4g}", None, None
     if torch.isnan(c).any() and not torch.isnan(failing.tensor).any():
-        return f"it contains NaN (the reference's {label(failing.name)}: none)", None
-    return f"it differs from the {label(failing.name)} of the reference", None
+        return f"it contains NaN (the reference's {label(failing.name)}: none)", None, None
+    return f"it differs from the {label(failing.name)} of the reference", None, None
 
 
-def explain_part(c: torch.Tensor, failing: Stage, later, earlier, alts) -> tuple[str, Stage | None]:
+def explain_part(c: torch.Tensor, failing: Stage, later, earlier, alts) -> tuple[str, Stage | None, str | None]:
     """explain() for a whole stage, or for one head of it (each stage sliced the same way)."""
     if c.numel() == failing.tensor.numel():
         return explain(c, failing, later, earlier, alts)
@@ -234,11 +245,11 @@ def explain_part(c: torch.Tensor, failing: Stage, later, earlier, alts) -> tuple
             def cut(group):
                 return [Stage(s.name, s.line, s.tensor.select(d, j)) for s in group
                         if s.tensor.dim() == len(shape) and s.tensor.shape[d] == shape[d]]
-            how, base = explain(c, cut([failing])[0], cut(later), cut(earlier), cut(alts))
+            how, base, cause = explain(c, cut([failing])[0], cut(later), cut(earlier), cut(alts))
             if not how.startswith("it differs"):
-                return how.replace(" the ", " one head of the ", 1), base
-            fallback = fallback or (how, base)
-    return fallback or (f"it differs from the {label(failing.name)} of the reference", None)
+                return how.replace(" the ", " one head of the ", 1), base, cause
+            fallback = fallback or (how, base, cause)
+    return fallback or (f"it differs from the {label(failing.name)} of the reference", None, None)
 
 
 # -- alignment ------------------------------------------------------------------------------------
@@ -307,9 +318,9 @@ class Alignment:
     def through(self) -> Stage | None:
         return self.earlier[-1] if self.earlier else None
 
-    def at(self, line: int, stage: Stage, evidence: str, through: Stage | None = ...) -> Localization:
+    def at(self, line: int, stage: Stage, evidence: str, through: Stage | None = ..., cause: str | None = None) -> Localization:
         through = self.through if through is ... else through
-        return Localization(line, stage.name, through.name if through else None, evidence)
+        return Localization(line, stage.name, through.name if through else None, evidence, cause)
 
     def prefix(self) -> str:
         t = self.through
@@ -409,7 +420,8 @@ def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None
         i, e, s = scrambled
         before = [p for p in stages[:stages.index(s)] if match[p.name] is not None]
         return al.at(e.line, s, f"the tensor at line {e.line} ({e.op}) holds the values of the {label(s.name)} in a different "
-                                f"arrangement (a wrong transpose, view or reshape)", before[-1] if before else None)
+                                f"arrangement (a wrong transpose, view or reshape)", before[-1] if before else None,
+                    REARRANGED.get(s.name))
     if pick is not None and not same_size and (moved := rearranged_input(al, pick[0])) is not None:
         i, e, s = moved
         return al.at(e.line, s, f"the {label(s.name)} at line {e.line} have shape {tuple(e.tensor.shape)} where the reference's "
@@ -432,13 +444,14 @@ def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None
     if not same_size:
         return al.at(e.line, failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the first that differs: it has shape "
                                       f"{tuple(e.tensor.shape)} (the reference's {label(failing.name)}: {tuple(failing.tensor.shape)})")
-    how, base = explain_part(e.tensor, failing, stages[stages.index(failing) + 1:], earlier, alts)
+    how, base, cause = explain_part(e.tensor, failing, stages[stages.index(failing) + 1:], earlier, alts)
     if base is not None and through is not None and base in earlier and earlier.index(base) < earlier.index(through) \
             and through.name not in PARALLEL:
         line = entries[start].line
         return al.at(line, failing, f"the result of line {line} ({label(through.name)}) is never used: the tensor at line "
                                     f"{e.line} ({e.op}) is the softmax of the {label(base.name)}")
-    return al.at(e.line, failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the first that differs: {how}")
+    return al.at(e.line, failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the first that differs: {how}",
+                 cause=cause)
 
 
 # -- entry points ---------------------------------------------------------------------------------
@@ -509,3 +522,7 @@ def localize_verdict(verdict, ex, harness, source: str) -> None:
         return
     found = localize(ex, harness, source)
     verdict.localization = found.to_json() if found is not None else None
+    if found is not None and found.cause is not None:
+        from grader.diagnosis import named_by_localization
+
+        verdict.diagnoses = named_by_localization(verdict.diagnoses, found.cause, found.evidence)
