@@ -26,6 +26,12 @@ def label(path: Path) -> str:
     return first.removeprefix("# expect: ").strip()
 
 
+def also_labels(path: Path) -> list[str]:
+    """`# also: <id>, <id>` on the second line: mistakes the file makes besides its first, which must be listed too."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [x.strip() for x in lines[1].removeprefix("# also:").split(",")] if len(lines) > 1 and lines[1].startswith("# also:") else []
+
+
 def exercise_of(path: Path):
     number = path.parent.name if path.parent.name.isdigit() else path.parent.parent.name
     return load_catalog().get(number)
@@ -55,6 +61,8 @@ def test_verdict(path):
     else:
         assert not v.passed, "a buggy variant passed: the suite cannot see this bug"
         assert v.diagnoses, "a failing submission must get at least one diagnosis"
+        also = set(also_labels(path)) - {d.id for d in v.diagnoses}
+        assert not also, f"a second mistake of this file is not listed: {sorted(also)}"
 
 
 def top1(files) -> tuple[int, int, list[str]]:

@@ -185,6 +185,10 @@ def _flash_rules(ex, kit, verdict) -> list:
             if bugs == {"mask_missing"}:
                 found.append(make("flash_not_causal", "with flash=True your output equals the reference computed "
                                                       "with no causal mask; with flash=False it is right"))
+            elif bugs == {"scale_not_sqrt"}:  # 1/√hs by hand, then again inside the fused kernel
+                found.append(make("flash_scaled_twice", "with flash=True your output equals the reference with the scores "
+                                                        "divided by head_size instead of √head_size; with flash=False it "
+                                                        "is right"))
             else:
                 found += report(ex, [(bugs, wd)], right, "with flash=True (flash=False is right) ")
         return found or [make("flash_paths_disagree", *(f"{t.name}: {t.message}" for t in flash_failures[:2]))]

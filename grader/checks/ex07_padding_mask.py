@@ -191,11 +191,14 @@ ROW_BUGS = ("masked_rows_not_zero", "masked_rows_nan")
 MISTAKES = {
     "causal_ignored": "with causal=True ignored (no causal mask)",
     "mask_combine_wrong": "with the causal and padding masks combined by & (blocked only where both block)",
+    "mask_combine_and_empty": "with the masks combined by &, a missing one counting as all False (so one mask alone blocks nothing)",
+    "mask_diagonal": "with the causal mask blocking the diagonal too (triu without diagonal=1)",
     "masked_rows_not_zero": "with queries that have no key giving the average of all values instead of 0",
     "masked_rows_nan": "with queries that have no key giving NaN",
 }
-ALIASES = {"causal_ignored": "mask_missing"}
-EXCLUSIVE = [{*ROW_BUGS, "mask_zero_fill", "mask_after_softmax"}]
+ALIASES = {"causal_ignored": "mask_missing", "mask_combine_and_empty": "mask_combine_wrong"}
+EXCLUSIVE = [{*ROW_BUGS, "mask_zero_fill", "mask_after_softmax"}, {"mask_combine_wrong", "mask_combine_and_empty"},
+             {"causal_ignored", "mask_diagonal"}]
 
 
 def padded_attend(q, k, v, key_padding_mask=None, causal=False, bugs=frozenset(), wrong_dim=None):
@@ -203,7 +206,8 @@ def padded_attend(q, k, v, key_padding_mask=None, causal=False, bugs=frozenset()
     B, H, L, _ = q.shape
     S = k.size(-2)
     nan = torch.full((*q.shape[:-1], v.size(-1)), float("nan"), dtype=q.dtype)
-    future = torch.ones(L, S, dtype=torch.bool).triu(1) if causal and "causal_ignored" not in bugs else None
+    future = torch.ones(L, S, dtype=torch.bool).triu(0 if "mask_diagonal" in bugs else 1) \
+        if causal and "causal_ignored" not in bugs else None
     pad = None
     if key_padding_mask is not None and "padding_mask_ignored" not in bugs:
         m = ~key_padding_mask if "padding_mask_inverted" in bugs else key_padding_mask
@@ -217,8 +221,11 @@ def padded_attend(q, k, v, key_padding_mask=None, causal=False, bugs=frozenset()
             pad = m.view(1, B, 1, S)
         else:
             pad = m.view(B, 1, 1, S)
+    if "mask_combine_and_empty" in bugs:  # & with an all-False stand-in for the missing mask
+        future = torch.zeros(L, S, dtype=torch.bool) if future is None else future
+        pad = torch.zeros(B, 1, 1, S, dtype=torch.bool) if pad is None else pad
     if future is not None and pad is not None:
-        blocked = (future & pad) if "mask_combine_wrong" in bugs else (future | pad)
+        blocked = (future & pad) if bugs & {"mask_combine_wrong", "mask_combine_and_empty"} else (future | pad)
     else:
         blocked = future if future is not None else pad
     core = bugs & {*SCALE_BUGS, "softmax_wrong_dim", "mask_zero_fill", "mask_after_softmax"}
@@ -237,7 +244,7 @@ def padded_attend(q, k, v, key_padding_mask=None, causal=False, bugs=frozenset()
 
 def padding_bugs(with_nan: bool) -> list[str]:
     rows = ["masked_rows_nan"] if with_nan else ["masked_rows_not_zero"]
-    return [*PADDING_BUGS, "causal_ignored", "mask_combine_wrong", *rows, *SCALE_BUGS, "softmax_wrong_dim",
+    return [*PADDING_BUGS, "causal_ignored", "mask_combine_wrong", "mask_combine_and_empty", "mask_diagonal", *rows, *SCALE_BUGS, "softmax_wrong_dim",
             "mask_zero_fill", "mask_after_softmax"]
 
 
@@ -284,4 +291,6 @@ def diagnose(ex, kit, verdict) -> list:
     with_nan = any(bool(torch.isnan(got[0]).any()) for _, got in probes)
     matches = match(ex, probes, lambda a, b, wd: [padded_attend(*a[0], **a[1], bugs=b, wrong_dim=wd)],
                      padding_bugs(with_nan), [c["d_v"]], c["d_k"])
-    return found + report(ex, matches, c["d_k"])
+    # a fill that overflows float16 is a second mistake of its own (it only shows in half precision)
+    overflow = [make("fp16_fill_overflow", t.message) for t in failed(verdict, "dtype_overflow")][:1]
+    return found + report(ex, matches, c["d_k"]) + overflow

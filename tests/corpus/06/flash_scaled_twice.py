@@ -1,4 +1,4 @@
-# expect: scale_not_sqrt
+# expect: flash_scaled_twice
 import math
 
 import torch

@@ -1,4 +1,5 @@
-# expect: fp16_fill_overflow
+# expect: masked_rows_not_zero
+# also: fp16_fill_overflow
 import math
 
 import torch
