@@ -144,7 +144,7 @@ def test_flash_runs_on_meta_device(kit, ex):
 def diagnose(ex, kit, verdict) -> list:
     """The manual path (config flash=False) as any module, then the token-split probe, then the flash path."""
     found = module_rules(ex, kit, verdict)
-    if found and found[0].id in ("wrong_output", "crash"):
+    if found and found[0].id in ("wrong_output", "crash", "runtime_error"):
         return _qkv_split_tokens(ex, kit) or found
     if found and found[0].id != "wrong_output":
         return found

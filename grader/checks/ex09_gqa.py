@@ -72,7 +72,7 @@ def diagnose(ex, kit, verdict) -> list:
     if shapes:  # the right names with the wrong shapes: usually W_key/W_value as wide as W_query
         return [make("api_mismatch", t.message) for t in shapes]
     found = module_rules(ex, kit, verdict)
-    if found and found[0].id not in ("wrong_output", "crash", "view_noncontiguous"):
+    if found and found[0].id not in ("wrong_output", "crash", "runtime_error", "view_noncontiguous"):
         return found
     init = ex.config
     nh = ex.dim("heads", init)

@@ -153,7 +153,8 @@ def test_tiled_matches_reference_on_cuda(kit, ex):
 
 # -- mistakes ------------------------------------------------------------------------------------------------
 TILED_BUGS = ("online_no_rescale", "online_sum_not_rescaled", "online_acc_not_rescaled", "online_block_average",
-              "tiled_remainder_dropped", "tiled_diagonal_unmasked", "tiled_diagonal_skipped")
+              "tiled_remainder_dropped", "tiled_diagonal_unmasked", "tiled_diagonal_skipped", "tiled_mask_block_local",
+              "mask_zero_fill")
 MISTAKES = {
     "online_no_rescale": "with the running sum and accumulator never rescaled by exp(m_old - m_new) when the maximum grows",
     "online_sum_not_rescaled": "with the running sum l not rescaled by exp(m_old - m_new) when the maximum grows",
@@ -162,12 +163,15 @@ MISTAKES = {
     "tiled_remainder_dropped": "with the last, shorter block of keys left out",
     "tiled_diagonal_unmasked": "with the key blocks that cross the diagonal left unmasked",
     "tiled_diagonal_skipped": "with the key blocks that cross the diagonal skipped",
+    "tiled_mask_block_local": "with the causal mask built from positions inside each block (triu of a block) instead "
+                              "of the positions in the whole sequence",
 }
 ALIASES = {"online_sum_not_rescaled": "online_softmax_no_rescale", "online_acc_not_rescaled": "online_softmax_no_rescale",
                 "online_no_rescale": "online_softmax_no_rescale", "online_block_average": "online_softmax_block_average",
-                "tiled_diagonal_unmasked": "tiled_causal_diagonal", "tiled_diagonal_skipped": "tiled_causal_diagonal"}
+                "tiled_diagonal_unmasked": "tiled_causal_diagonal", "tiled_diagonal_skipped": "tiled_causal_diagonal",
+                "tiled_mask_block_local": "tiled_causal_diagonal"}
 EXCLUSIVE = [{"online_no_rescale", "online_sum_not_rescaled", "online_acc_not_rescaled", "online_block_average"},
-             {"tiled_diagonal_unmasked", "tiled_diagonal_skipped"}]
+             {"tiled_diagonal_unmasked", "tiled_diagonal_skipped", "tiled_mask_block_local", "mask_zero_fill"}]
 
 
 def tiled_attend(q, k, v, causal=False, block_size=64, bugs=frozenset(), wrong_dim=None):
@@ -193,13 +197,19 @@ def tiled_attend(q, k, v, causal=False, block_size=64, bugs=frozenset(), wrong_d
         parts = []
         for j0 in range(0, end, block_size):
             kb, vb = k[:, :, j0 : j0 + block_size], v[:, :, j0 : j0 + block_size]
-            if causal and j0 > i0 + bq - 1:
+            if causal and j0 > i0 + bq - 1 and "mask_zero_fill" not in bugs:
                 break  # every key here is in the future of every query of the block
             crosses = causal and j0 + kb.size(-2) - 1 > i0
             if crosses and "tiled_diagonal_skipped" in bugs:
                 continue
             s = qb @ kb.transpose(-2, -1)
-            if crosses and "tiled_diagonal_unmasked" not in bugs:
+            if causal and "tiled_mask_block_local" in bugs:  # every visited block masked as if it sat on the diagonal
+                s = s.masked_fill(torch.ones(bq, kb.size(-2), dtype=torch.bool).triu(1), float("-inf"))
+            elif causal and "mask_zero_fill" in bugs:  # the future kept, with score 0
+                qi = torch.arange(i0, i0 + bq)[:, None]
+                kj = torch.arange(j0, j0 + kb.size(-2))[None, :]
+                s = s.masked_fill(kj > qi, 0.0)
+            elif crosses and "tiled_diagonal_unmasked" not in bugs:
                 qi = torch.arange(i0, i0 + bq)[:, None]
                 kj = torch.arange(j0, j0 + kb.size(-2))[None, :]
                 s = s.masked_fill(kj > qi, float("-inf"))

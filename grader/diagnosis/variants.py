@@ -219,8 +219,12 @@ EXCLUSIVE.append(set(PADDING_BUGS))
 DESCRIBE.update({
     "gqa_groups_tiled": "with the KV heads tiled (k0, k1, k0, k1: repeat) instead of each serving consecutive query heads "
                         "(k0, k0, k1, k1: repeat_interleave)",
+    "gqa_repeat_tokens": "with the KV heads repeated along the tokens axis (repeat_interleave on dim -2), then reshaped "
+                         "into query heads",
 })
 ALIASES["gqa_groups_tiled"] = "gqa_group_mapping"
+ALIASES["gqa_repeat_tokens"] = "gqa_kv_heads_wrong"
+EXCLUSIVE.append({"gqa_groups_tiled", "gqa_repeat_tokens"})
 
 
 def grouped_forward(ex: Exercise, init: dict, params: dict, x, bugs=frozenset(), wrong_dim=None):
@@ -234,6 +238,8 @@ def grouped_forward(ex: Exercise, init: dict, params: dict, x, bugs=frozenset(),
     k, v = (linear(x, params, roles[r]).unflatten(-1, (nkv, hs)).transpose(-3, -2) for r in "kv")  # (..., nkv, T, hs)
     if "gqa_groups_tiled" in bugs:
         k, v = (t.repeat(*([1] * len(lead)), nh // nkv, 1, 1) for t in (k, v))
+    elif "gqa_repeat_tokens" in bugs:  # (..., nkv, T·g, hs) read as (..., nh, T, hs)
+        k, v = (t.repeat_interleave(nh // nkv, dim=-2).reshape(*lead, nh, T, hs) for t in (k, v))
     else:
         k, v = (t.repeat_interleave(nh // nkv, dim=-3) for t in (k, v))
     blocked = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
@@ -246,6 +252,8 @@ def grouped_bugs(ex: Exercise, init: dict) -> list[str]:
     bugs = [*SCALE_BUGS, "softmax_wrong_dim", *MASK_BUGS, "heads_merge_wrong", "out_proj_missing"]
     if 1 < ex.dim("kv_heads", init) < ex.dim("heads", init):
         bugs.append("gqa_groups_tiled")
+    if ex.dim("kv_heads", init) < ex.dim("heads", init):
+        bugs.append("gqa_repeat_tokens")
     return bugs
 
 
