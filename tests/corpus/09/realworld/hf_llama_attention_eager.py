@@ -9,6 +9,7 @@
 #   -> W_query/W_key/W_value/out_proj (contract names; o_proj maps d_out -> d_out and keeps bias=attention_bias);
 #   rotary embedding and the cache left out (the contract has no positions and no cache); the model-level additive
 #   causal mask is built inside forward (the contract's module is causal on its own); returns only attn_output.
+#   integrator: adapted to the contract's full text (info.toml), which the first adaptation missed: out_proj with bias (o_proj has bias=attention_bias in HF), and the num_heads % num_kv_groups check
 import math
 
 import torch
@@ -45,11 +46,13 @@ class GroupedQueryAttention(nn.Module):
                 f"hidden_size must be divisible by num_heads (got `hidden_size`: {self.hidden_size}"
                 f" and `num_heads`: {self.num_heads})."
             )
+        if self.num_heads % self.num_key_value_heads != 0:
+            raise ValueError("num_heads must be divisible by num_kv_groups")
 
         self.W_query = nn.Linear(d_in, self.num_heads * self.head_dim, bias=qkv_bias)
         self.W_key = nn.Linear(d_in, self.num_key_value_heads * self.head_dim, bias=qkv_bias)
         self.W_value = nn.Linear(d_in, self.num_key_value_heads * self.head_dim, bias=qkv_bias)
-        self.out_proj = nn.Linear(self.hidden_size, self.hidden_size, bias=qkv_bias)
+        self.out_proj = nn.Linear(self.hidden_size, self.hidden_size)
 
     def forward(self, hidden_states):
         bsz, q_len, _ = hidden_states.size()

@@ -7,6 +7,7 @@
 #   W_query/W_key/W_value/out_proj, out_proj d_out -> d_out with bias as the contract's); rotary embedding and the
 #   KV cache left out (the contract has neither: keys/values are this call's xk/xv, start_pos = 0); the additive
 #   causal mask Transformer.forward builds (triu of -inf) is built here on x's device. Computation as written.
+#   integrator: adapted to the contract's full text (info.toml), which the first adaptation missed: the num_heads % num_kv_groups check (Meta's code assumes it)
 import math
 
 import torch
@@ -31,6 +32,8 @@ class GroupedQueryAttention(nn.Module):
         super().__init__()
         if d_out % num_heads != 0:
             raise ValueError("d_out must be divisible by num_heads")
+        if num_heads % num_kv_groups != 0:
+            raise ValueError("num_heads must be divisible by num_kv_groups")
         self.n_kv_heads = num_kv_groups
         self.n_local_heads = num_heads
         self.n_local_kv_heads = self.n_kv_heads

@@ -6,6 +6,7 @@
 #   unused because the author builds the causal mask from positions; no dropout in the contract -> Dropout(0.0);
 #   dtype dropped); the KV-cache branch (use_cache, cache_k/cache_v, ptr_current_pos) is left out (use_cache=False
 #   path kept). out_proj keeps the author's bias=False (the contract does not state a bias for exercise 9).
+#   integrator: adapted to the contract's full text (info.toml), which the first adaptation missed: out_proj with bias
 import torch
 import torch.nn as nn
 
@@ -28,7 +29,7 @@ class GroupedQueryAttention(nn.Module):
         self.group_size = num_heads // num_kv_groups
 
         self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.out_proj = nn.Linear(d_out, d_out, bias=False)
+        self.out_proj = nn.Linear(d_out, d_out)
         self.dropout = nn.Dropout(0.0)
 
     def forward(self, x):
