@@ -57,7 +57,7 @@ def attempt(fn):
         return None, Problem.of(exc)
 
 
-RAISED = ("raised_exception", "size_mismatch")  # the submission raised: that exception is the cause to report
+RAISED = ("raised_exception", "size_mismatch", "dtype_overflow")  # the submission raised: the cause to report
 
 
 def crash_or(err: Problem, other: str = "wrong_output", text: str | None = None):
@@ -66,7 +66,7 @@ def crash_or(err: Problem, other: str = "wrong_output", text: str | None = None)
     if err.code == "worker_exit":
         return make("crash", text if text is not None else err)
     if other == "wrong_output" and err.code in RAISED:
-        return make("runtime_error", f"your code raised {err}" if text is None else text)
+        return make("runtime_error", f"your code raised {err}", text)
     return make(other, text if text is not None else err)
 
 
