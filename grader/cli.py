@@ -361,12 +361,13 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
         out.print(LEGEND, style="dim")
     for problem in result.problems:
         click.echo(f"grade: {problem}", err=True)
-    where = "".join(f"; {label} {path}" for label, path in (("gradebook", result.gradebook),
-                                                            ("reports in", report_dir if result.reports else None),
-                                                            ("cohort page", result.index)) if path)
     count = f"{len(result.rows)} submission{'s' if len(result.rows) != 1 else ''}"
     out.print(f"\n{count}{f' in shard {shard}' if shard else ''}: {result.graded} graded, {result.cached} unchanged "
-              f"since the last run, in {result.elapsed_s:.1f} s{where}.", markup=False, highlight=False)
+              f"since the last run, in {result.elapsed_s:.1f} s.", markup=False, highlight=False)
+    for label, path in (("gradebook", result.gradebook), ("reports", report_dir if result.reports else None),
+                        ("cohort page", result.index)):
+        if path:
+            out.print(f"{label + ':':<13}{path}", markup=False, highlight=False)
 
 
 @cli.command("merge")
@@ -392,17 +393,22 @@ def merge_command(parts, output):
 @cli.command("similarity")
 @click.argument("submissions", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.8, show_default=True,
-              help="Report pairs at least this similar (Jaccard similarity of structural fingerprints).")
+              help="Report files at least this similar to each other or to the reference (Jaccard similarity "
+                   "of structural fingerprints).")
 @click.option("--exercises", help="Which exercises, e.g. 1,3-5 (default: all).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def similarity_command(submissions, threshold, exercises, as_json):
-    """Pairs of submissions whose code is alike in structure, exercise by exercise.
+    """Submissions whose code is alike in structure, exercise by exercise: copies of the reference,
+    clusters of look-alikes, and the pairs that link them.
 
     Renaming, comments and reformatting do not hide a copy; the skeleton's code never counts.
-    A high score is a reason to read both files, not a verdict.
+    A high score is a reason to read the files, not a verdict.
     Exit codes: 0 the comparison ran (whatever it found) · 2 usage error.
     """
+    from dataclasses import asdict
+
     from grader.instructor import UsageError
+    from grader.instructor.markup import clean
     from grader.instructor.similarity import similarity_report
 
     try:
@@ -411,11 +417,23 @@ def similarity_command(submissions, threshold, exercises, as_json):
         fail(str(exc))
     if as_json:
         click.echo(json.dumps({"schema_version": 1, "threshold": threshold, "submissions": report.submissions,
-                               "pairs": [vars(p) for p in report.pairs], "skipped": report.skipped}))
+                               "reference": [asdict(m) for m in report.reference],
+                               "clusters": [asdict(c) for c in report.clusters],
+                               "pairs": [asdict(p) for p in report.pairs], "skipped": report.skipped}))
         return
+    by_exercise: dict[int, list[str]] = {}
+    for m in report.reference:
+        by_exercise.setdefault(m.exercise, []).append(clean(m.submission, 80))
+    for number, names in sorted(by_exercise.items()):
+        click.echo(f"exercise {number}  equals the reference ({len(names)}): {', '.join(names)}")
+    for c in report.clusters:
+        span = f"{c.lowest:.2f}" if c.lowest == c.highest else f"{c.lowest:.2f}-{c.highest:.2f}"
+        click.echo(f"exercise {c.exercise}  cluster of {len(c.members)} ({span}): "
+                   f"{', '.join(clean(m, 80) for m in c.members)}")
     for p in report.pairs:
-        click.echo(f"exercise {p.exercise}  {p.similarity:.2f}  {p.first}  {p.second}")
-    click.echo(f"{len(report.pairs)} pair(s) at or above {threshold:g} among {report.submissions} submissions"
+        click.echo(f"exercise {p.exercise}  {p.similarity:.2f}  {clean(p.first, 80)}  {clean(p.second, 80)}")
+    click.echo(f"{len(report.reference)} file(s) equal to the reference, {len(report.clusters)} cluster(s), "
+               f"{len(report.pairs)} pair(s) at or above {threshold:g} among {report.submissions} submissions"
                + (f"; {len(report.skipped)} file(s) not compared (--json lists them)" if report.skipped else "") + ".")
 
 

@@ -71,8 +71,11 @@ class OutputDir:
             fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=self.fd)
         except OSError:
             return None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
         with os.fdopen(fd, "rb") as f:
-            return f.read() if stat.S_ISREG(os.fstat(f.fileno()).st_mode) else None
+            return f.read()
 
     def close(self) -> None:
         if getattr(self, "fd", None) is not None:

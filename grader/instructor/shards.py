@@ -64,11 +64,11 @@ def merge(parts: list[Path]) -> Merged:
     """Combine partial gradebooks; a missing, repeated or mismatched shard is a usage error."""
     if not parts:
         raise UsageError("no partial gradebooks to merge")
-    docs = {Path(p): _read_part(p) for p in parts}
-    first_path, first = next(iter(docs.items()))
+    docs = [(Path(p), _read_part(p)) for p in parts]
+    first_path, first = docs[0]
     count = first["shard"]["count"]
     by_index: dict[int, Path] = {}
-    for path, doc in docs.items():
+    for path, doc in docs:
         for key, what in (("exercises", "exercises"), ("kit", "kit version")):
             if doc[key] != first[key]:
                 raise UsageError(f"{path} and {first_path} were graded with different {what}: "
@@ -85,7 +85,7 @@ def merge(parts: list[Path]) -> Merged:
         raise UsageError(f"missing shard{'s' if len(missing) > 1 else ''} {shown}: grade "
                          f"{'them' if len(missing) > 1 else 'it'} with `grade batch SUBS --shard I/{count} -o part_I.json`")
     rows, seen = [], {}
-    for path, doc in docs.items():
+    for path, doc in docs:
         try:
             rows += _rows(doc, path, seen)
         except (KeyError, TypeError, AttributeError):
