@@ -158,7 +158,7 @@ def test_build_usage_errors(tmp_path):
     proc = run_grade("gradescope", "build", tmp_path / "bundle.tar")
     assert proc.returncode == 2 and ".zip" in proc.stderr
     proc = run_grade("gradescope", "build", tmp_path / "b.zip", "--source", tmp_path)
-    assert proc.returncode == 2 and "--source" in proc.stderr
+    assert proc.returncode == 2 and "not a source checkout" in proc.stderr
 
 
 def test_a_grader_failure_still_gives_gradescope_a_results_json(tmp_path):

@@ -2,6 +2,8 @@
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from grader.catalog import PACKAGE_DIR, load_catalog
 from tests.conftest import run_grade
 
@@ -101,14 +103,20 @@ def test_release_refuses_a_folder_with_files(tmp_path):
 
 
 def test_a_kit_spec_that_cannot_install_is_refused(tmp_path):
-    for spec in ("attention-kit==0.1.0", "attention-kit", "attention_kit>=0.1", "numpy"):
-        proc = run_grade("release", tmp_path / "h", "--kit-spec", spec)
-        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, (spec, proc.stderr)
-        assert not (tmp_path / "h").exists()
-    assert "not published on PyPI" in run_grade("release", tmp_path / "h", "--kit-spec", "attention-kit==0.1.0").stderr
-    for spec in (URL_SPEC, "https://example.org/attention_kit-0.1.0-py3-none-any.whl",
-                 "attention-kit==0.1.0 --index-url https://pypi.example.org/simple"):
-        out = tmp_path / str(abs(hash(spec)))
-        assert run_grade("release", out, "--kit-spec", spec).returncode == 0, spec
-        assert f"pip install {spec}" in (out / "README.md").read_text()
-    assert run_grade("release", tmp_path / "c", "--audience", "candidates", "--kit-spec", URL_SPEC).returncode == 2
+    from grader.instructor import UsageError
+    from grader.instructor.kitwheel import check_kit_spec
+    from grader.instructor.release import release
+
+    for spec in ("attention-kit==0.1.0", "attention-kit", "attention_kit>=0.1", "numpy", ""):
+        with pytest.raises(UsageError):
+            check_kit_spec(spec)
+    proc = run_grade("release", tmp_path / "h", "--kit-spec", "attention-kit==0.1.0")
+    assert proc.returncode == 2 and "not published on PyPI" in proc.stderr and proc.stderr.count("\n") == 1
+    assert not (tmp_path / "h").exists()
+    for i, spec in enumerate((URL_SPEC, "https://example.org/attention_kit-0.1.0-py3-none-any.whl",
+                              "git+https://example.org/course/attention-kit.git",
+                              "attention-kit==0.1.0 --index-url https://pypi.example.org/simple")):
+        release(directory=tmp_path / str(i), kit_spec=spec)
+        assert f"pip install {spec}" in (tmp_path / str(i) / "README.md").read_text()
+    with pytest.raises(UsageError, match="no grader"):
+        release(directory=tmp_path / "c", audience="candidates", kit_spec=URL_SPEC)

@@ -55,7 +55,7 @@ def task_metadata_for(exercises: list[Exercise]) -> str:
     """The candidates' info.toml: what the task is, no hints, no test configuration (sweeps, probes, limits)."""
     doc = tomllib.loads((kit_dir("exercises") / "info.toml").read_text(encoding="utf-8"))
     wanted = {ex.number for ex in exercises}
-    lines = ["# The exercises of this take-home: files, entry points and contracts.", "",
+    lines = ["# The exercises of this take-home: their files, what to write, and the contracts.", "",
              f"format_version = {_toml_value(doc.get('format_version', 1))}",
              f"allowed_imports = {_toml_value(doc.get('allowed_imports', []))}"]
     for table in doc["exercise"]:
