@@ -59,7 +59,7 @@ def cohort(tmp_path_factory):
     (jose / "03_Causal_Attention (1).py").write_text(EX3.solution_path.read_text())
     env = {**os.environ, "COLUMNS": "80"}
     proc = run_grade("batch", subs, "--jobs", "2", "-o", root / "gradebook.csv", "--report-dir", root / "reports",
-                     "--exercises", "1,3", "--timeout", "8", timeout=300, env=env)
+                     "--exercises", "1,3", "--timeout", "15", timeout=300, env=env)
     return root, proc
 
 
@@ -144,7 +144,7 @@ def test_one_report_per_submission_self_contained_and_escaped(cohort):
 
 def test_rerun_skips_unchanged_and_regrades_changed(cohort):
     root, _ = cohort
-    args = ("batch", root / "subs", "-o", root / "gradebook.csv", "--exercises", "1,3", "--timeout", "8")
+    args = ("batch", root / "subs", "-o", root / "gradebook.csv", "--exercises", "1,3", "--timeout", "15")
     again = run_grade(*args, timeout=120)  # without --report-dir: the report column stays
     assert again.returncode == 0 and "0 graded, 6 unchanged" in again.stdout, again.stdout + again.stderr
     assert _rows(root / "gradebook.csv")["bob"]["report"].endswith(report_name("bob"))
