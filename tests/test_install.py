@@ -23,7 +23,8 @@ from tests.conftest import ROOT
 pytestmark = pytest.mark.skipif(os.environ.get("ATTENTION_KIT_INSTALL_TESTS") != "1",
                                 reason="slow install tests: set ATTENTION_KIT_INSTALL_TESTS=1 (CI does)")
 TORCH = "torch==2.13.0"  # the local CPU wheel; learners' READMEs say --index-url …/whl/cpu instead
-TORCH_INDEX = os.environ.get("ATTENTION_KIT_TORCH_INDEX", "file:///opt/pypi/simple")
+TORCH_INDEX = os.environ.get("ATTENTION_KIT_TORCH_INDEX") or (  # a local index where there is one (offline)
+    "file:///opt/pypi/simple" if Path("/opt/pypi/simple").is_dir() else "https://download.pytorch.org/whl/cpu")
 
 
 def sh(*args, cwd=None, env=None, timeout=900, check=True) -> subprocess.CompletedProcess:

@@ -1,7 +1,7 @@
 """Where the grader writes its gradebooks, caches, reports and results.json.
 
-Each output folder is created (or found, owned by this user and not writable by others) before
-grading starts, and held open as a directory fd from then on. Every file is written under that fd
+Each output folder is created (or found, owned by this user and not writable by others, or a
+sticky folder such as /tmp) before grading starts, and held open as a directory fd from then on. Every file is written under that fd
 to a fresh temporary name (O_CREAT|O_EXCL|O_NOFOLLOW) and renamed over its final name, so a
 symbolic link planted in the folder is replaced, never followed, and a reader never sees half a file.
 """
@@ -39,10 +39,11 @@ class OutputDir:
                 raise OutputError(f"{self.path} is a symbolic link; give the folder itself") from None
             raise OutputError(f"cannot use {self.path} as an output folder: {exc.strerror or exc}") from None
         info = os.fstat(self.fd)
-        if info.st_uid != os.geteuid():
+        shared = bool(info.st_mode & stat.S_ISVTX)  # like /tmp: nobody can replace another user's entries
+        if info.st_uid != os.geteuid() and not shared:
             self.close()
             raise OutputError(f"{self.path} belongs to another user; write the outputs to a folder of your own")
-        if info.st_mode & stat.S_IWOTH:
+        if info.st_mode & stat.S_IWOTH and not shared:
             self.close()
             raise OutputError(f"{self.path} is writable by every user; `chmod o-w` it or choose another folder")
 
