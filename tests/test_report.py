@@ -152,3 +152,19 @@ def test_cohort_page_renders_in_chromium(graded, tmp_path):
     subprocess.run([*flags, "--hide-scrollbars", "--window-size=1100,1800", f"--screenshot={shot}", page.as_uri()],
                    capture_output=True, timeout=120)
     assert _png_pixels_vary(shot.read_bytes()), "the cohort page renders (nearly) blank"
+
+
+def test_report_escapes_exception_text_and_folder_names():
+    """Attack 8, in HTML: what the submission controls is text, its control characters gone."""
+    from grader.instructor.grading import ExerciseResult
+
+    hostile = "<img src=x onerror=alert(1)><a href='http://evil.example'>x</a>\x1b[2J\x1b[32mpassed\x07"
+    folder = "<img src=y onerror=alert(2)>"
+    row = Row(f"eve {folder}", "d", [
+        ExerciseResult(1, "self_attention", "rejected", 0, 24, note=f"{folder}/01_self_attention.py: {hostile}",
+                       file=f"{folder}/01_self_attention.py"),
+        ExerciseResult(2, "scaled_dot_product", "error", 0, 20, note=f"internal grader error: ValueError: {hostile}")])
+    html = render_report(row, {})
+    assert "<img" not in html and "<a href='http" not in html and 'href="http' not in html
+    assert "\x1b" not in html and "\x07" not in html and "[2J" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html and "&lt;img src=y onerror=alert(2)&gt;" in html
