@@ -296,20 +296,25 @@ def watch(exercise, timeout):
 @pack_option
 @click.option("--audience", type=click.Choice(["learners", "candidates"]), default="learners", show_default=True,
               help="learners: a workspace and how to grade themselves; candidates: a take-home without the grader.")
-@click.option("--install", default="pip install attention-kit", show_default=True,
-              help="The install command the learners' README gives (your package index, wheel or git URL).")
+@click.option("--kit-spec", help="What learners pip-install instead of the wheel put into the handout: a wheel URL, "
+                                 "git+https URL or 'attention-kit @ URL' (checked: PyPI has no attention-kit).")
+@click.option("--wheel", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Put this attention-kit wheel into the handout (default: one built from the running kit).")
 @click.option("--exercises", help="Which exercises, e.g. 1,3-5 (default: all).")
 @click.option("--force", is_flag=True, help="Write into a folder that is not empty.")
-def release_command(directory, audience, install, exercises, force):
+def release_command(directory, audience, kit_spec, wheel, exercises, force):
     """Write the handout into DIRECTORY: the skeletons, a README and exercises/info.toml.
 
-    No reference solutions and no hidden suites. Exit codes: 0 written · 2 usage error.
+    Learners also get the kit as a wheel in wheels/ (or install --kit-spec) and a CPU-only torch
+    line. Candidates get no grader, no hints, no test configuration. No reference solutions and no
+    hidden suites in the handout's files. Exit codes: 0 written · 2 usage error.
     """
     from grader.instructor import UsageError
     from grader.instructor.release import release
 
     try:
-        written = release(directory=directory, audience=audience, install=install, exercises=exercises, force=force)
+        written = release(directory=directory, audience=audience, kit_spec=kit_spec, wheel=wheel,
+                          exercises=exercises, force=force)
     except UsageError as exc:
         fail(str(exc))
     click.echo(f"Wrote the {audience}' handout to {directory} ({len(written)} files). Submissions keep the file names "
@@ -322,60 +327,88 @@ def release_command(directory, audience, install, exercises, force):
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=2, show_default=True,
               help="Submissions graded at once, each in its own process.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the gradebook here: .csv or .json (the cache goes beside it as NAME.cache.json).")
+              help="Write the gradebook here: .csv (UTF-8 with a BOM, for Excel) or .json "
+                   "(the cache goes beside it as NAME.cache.json).")
 @click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Write one self-contained HTML report per submission here.")
+              help="Write one self-contained HTML report per submission here, and the cohort page index.html.")
 @click.option("--exercises", help="Which exercises, e.g. 1,3-5 (default: all).")
 @click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
               help="Wall-clock seconds each exercise file may use in all.")
+@click.option("--shard", metavar="I/N", help="Grade only the I-th of N slices (stable by name); -o part_I.json, "
+                                             "then `grade merge`.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def batch_command(submissions, jobs, output, report_dir, exercises, timeout, quiet):
+def batch_command(submissions, jobs, output, report_dir, exercises, timeout, shard, quiet):
     """Grade every submission in SUBMISSIONS: one folder or .zip each, files named as in the handout.
 
-    Exercise files (01_self_attention.py, ...) may sit at the top of a submission or one folder
-    down (the handout's exercises/). Submissions already graded and unchanged are skipped.
+    Exercise files (01_self_attention.py, or a notebook 01_self_attention.ipynb) may sit at the top
+    of a submission or one folder down (the handout's exercises/); a nearly right name gets a "did
+    you mean". Submissions already graded and unchanged are skipped.
     Exit codes: 0 the batch ran (whatever the scores) · 2 usage error · 3 internal error.
     """
-    from rich.table import Table
-
     from grader.instructor import UsageError
-    from grader.instructor.batch import run_batch
+    from grader.instructor.batch import parse_shard, run_batch
+    from grader.instructor.summary import LEGEND, summary_table
     from grader.render import console
 
     try:
         result = run_batch(submissions_dir=submissions, jobs=jobs, output=output, report_dir=report_dir,
-                           exercises=exercises, timeout=timeout, progress=not quiet)
+                           exercises=exercises, timeout=timeout, progress=not quiet, shard=parse_shard(shard))
     except UsageError as exc:
         fail(str(exc))
-    numbers = [e.number for e in result.rows[0].exercises]
-    table = Table("submission", "total", *(str(n) for n in numbers), "top diagnosis", box=None, pad_edge=False)
-    for row in result.rows:
-        cells = [str(e.score) if e.status not in ("missing", "rejected", "error") else e.status for e in row.exercises]
-        top = next((d for e in row.exercises for d in e.diagnoses[:1]), "")
-        table.add_row(row.submission, f"{row.total}/{row.max_total}", *cells, top)
     out = console()
-    out.print(table)
-    where = "".join(f"; {label} {path}" for label, path in (("gradebook", result.gradebook),
-                                                            ("reports in", report_dir)) if path)
+    if result.rows:
+        out.print(summary_table(result.rows, [e.number for e in result.rows[0].exercises]))
+        out.print(LEGEND, style="dim")
+    for problem in result.problems:
+        click.echo(f"grade: {problem}", err=True)
     count = f"{len(result.rows)} submission{'s' if len(result.rows) != 1 else ''}"
-    out.print(f"\n{count}: {result.graded} graded, {result.cached} unchanged since the last "
-              f"run, in {result.elapsed_s:.1f} s{where}.")
+    out.print(f"\n{count}{f' in shard {shard}' if shard else ''}: {result.graded} graded, {result.cached} unchanged "
+              f"since the last run, in {result.elapsed_s:.1f} s.", markup=False, highlight=False)
+    for label, path in (("gradebook", result.gradebook), ("reports", report_dir if result.reports else None),
+                        ("cohort page", result.index)):
+        if path:
+            out.print(f"{label + ':':<13}{path}", markup=False, highlight=False)
+
+
+@cli.command("merge")
+@click.argument("parts", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The merged gradebook: .json (exactly what an unsharded run writes) or .csv.")
+def merge_command(parts, output):
+    """Merge the partial gradebooks of `grade batch --shard I/N` (every shard 1..N, once each).
+
+    Exit codes: 0 merged · 2 usage error (a missing, repeated or mismatched shard, an unreadable part).
+    """
+    from grader.instructor import UsageError
+    from grader.instructor.shards import merge_gradebooks
+
+    try:
+        merged = merge_gradebooks(parts=list(parts), output=output)
+    except UsageError as exc:
+        fail(str(exc))
+    click.echo(f"Merged {merged.shards} shard{'s' if merged.shards != 1 else ''} "
+               f"({len(merged.rows)} submissions) into {output}.")
 
 
 @cli.command("similarity")
 @click.argument("submissions", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.8, show_default=True,
-              help="Report pairs at least this similar (Jaccard similarity of structural fingerprints).")
+              help="Report files at least this similar to each other or to the reference (Jaccard similarity "
+                   "of structural fingerprints).")
 @click.option("--exercises", help="Which exercises, e.g. 1,3-5 (default: all).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def similarity_command(submissions, threshold, exercises, as_json):
-    """Pairs of submissions whose code is alike in structure, exercise by exercise.
+    """Submissions whose code is alike in structure, exercise by exercise: copies of the reference,
+    clusters of look-alikes, and the pairs that link them.
 
     Renaming, comments and reformatting do not hide a copy; the skeleton's code never counts.
-    A high score is a reason to read both files, not a verdict.
+    A high score is a reason to read the files, not a verdict.
     Exit codes: 0 the comparison ran (whatever it found) · 2 usage error.
     """
+    from dataclasses import asdict
+
     from grader.instructor import UsageError
+    from grader.instructor.markup import clean
     from grader.instructor.similarity import similarity_report
 
     try:
@@ -384,11 +417,23 @@ def similarity_command(submissions, threshold, exercises, as_json):
         fail(str(exc))
     if as_json:
         click.echo(json.dumps({"schema_version": 1, "threshold": threshold, "submissions": report.submissions,
-                               "pairs": [vars(p) for p in report.pairs], "skipped": report.skipped}))
+                               "reference": [asdict(m) for m in report.reference],
+                               "clusters": [asdict(c) for c in report.clusters],
+                               "pairs": [asdict(p) for p in report.pairs], "skipped": report.skipped}))
         return
+    by_exercise: dict[int, list[str]] = {}
+    for m in report.reference:
+        by_exercise.setdefault(m.exercise, []).append(clean(m.submission, 80))
+    for number, names in sorted(by_exercise.items()):
+        click.echo(f"exercise {number}  equals the reference ({len(names)}): {', '.join(names)}")
+    for c in report.clusters:
+        span = f"{c.lowest:.2f}" if c.lowest == c.highest else f"{c.lowest:.2f}-{c.highest:.2f}"
+        click.echo(f"exercise {c.exercise}  cluster of {len(c.members)} ({span}): "
+                   f"{', '.join(clean(m, 80) for m in c.members)}")
     for p in report.pairs:
-        click.echo(f"exercise {p.exercise}  {p.similarity:.2f}  {p.first}  {p.second}")
-    click.echo(f"{len(report.pairs)} pair(s) at or above {threshold:g} among {report.submissions} submissions"
+        click.echo(f"exercise {p.exercise}  {p.similarity:.2f}  {clean(p.first, 80)}  {clean(p.second, 80)}")
+    click.echo(f"{len(report.reference)} file(s) equal to the reference, {len(report.clusters)} cluster(s), "
+               f"{len(report.pairs)} pair(s) at or above {threshold:g} among {report.submissions} submissions"
                + (f"; {len(report.skipped)} file(s) not compared (--json lists them)" if report.skipped else "") + ".")
 
 
@@ -404,11 +449,15 @@ def gradescope_group():
 @click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
               help="Wall-clock seconds each exercise file may use in all.")
 @click.option("--visibility", type=click.Choice(["visible", "after_due_date", "after_published", "hidden"]),
-              default="visible", show_default=True, help="When students see the test results.")
+              default="visible", show_default=True, help="When students see the per-exercise tests and score.")
+@click.option("--stdout-visibility", type=click.Choice(["visible", "after_due_date", "after_published", "hidden"]),
+              default="hidden", show_default=True, help="When students see the autograder's own log.")
+@click.option("--wheel", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="The attention-kit wheel to bundle (default: built from the running kit, installed or a checkout).")
 @click.option("--source", type=click.Path(file_okay=False, path_type=Path),
-              help="The attention-kit checkout to build the wheel from (default: the one running).")
+              help="Build the wheel from this attention-kit checkout instead.")
 @click.option("--torch", "torch_spec", default="torch>=2.2", show_default=True, help="The torch requirement setup.sh installs (CPU build).")
-def gradescope_build(out, exercises, timeout, visibility, source, torch_spec):
+def gradescope_build(out, exercises, timeout, visibility, stdout_visibility, wheel, source, torch_spec):
     """Write OUT.zip: setup.sh, run_autograder, the kit as a wheel and its settings.
 
     Exit codes: 0 written · 2 usage error · 3 the wheel could not be built.
@@ -417,8 +466,8 @@ def gradescope_build(out, exercises, timeout, visibility, source, torch_spec):
     from grader.instructor.gradescope import BundleError, build_bundle
 
     try:
-        path = build_bundle(out=out, source=source, exercises=exercises, timeout=timeout, visibility=visibility,
-                            torch_spec=torch_spec)
+        path = build_bundle(out=out, source=source, wheel=wheel, exercises=exercises, timeout=timeout,
+                            visibility=visibility, stdout_visibility=stdout_visibility, torch_spec=torch_spec)
     except UsageError as exc:
         fail(str(exc))
     except BundleError as exc:
@@ -437,30 +486,37 @@ def gradescope_run(root, config):
     the document says so) · 3 it could not be written.
     """
     from grader.instructor.gradescope import run
+    from grader.instructor.outputs import OutputError
 
-    path = run(root=root, config=config)
+    try:
+        path = run(root=root, config=config)
+    except (OutputError, OSError) as exc:
+        fail(f"could not write {root}/results/results.json: {exc}", INTERNAL)
     click.echo(f"Wrote {path}")
 
 
 @cli.command("classroom")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--kit-spec", default=f"attention-kit=={__version__}", show_default=True,
-              help="What the workflow pip-installs: a requirement, wheel URL or git+https URL of the kit.")
+@click.option("--kit-spec", help="What the workflow pip-installs instead of the wheel put into the repository: "
+                                 "a wheel URL, git+https URL or 'attention-kit @ URL' (checked).")
+@click.option("--wheel", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Put this attention-kit wheel into the repository (default: one built from the running kit).")
 @click.option("--exercises", help="Which exercises, e.g. 1,3-5 (default: all).")
 @click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
               help="Wall-clock seconds each exercise file may use in all.")
-def classroom_command(directory, kit_spec, exercises, timeout):
+def classroom_command(directory, kit_spec, wheel, exercises, timeout):
     """Make DIRECTORY a GitHub Classroom template: the handout plus .github/workflows/classroom.yml.
 
-    Every push runs `grade exercise N` per exercise (its points if it passes) and reports to
-    Classroom. Students can read what their workflow installs: for learning, not for exams.
-    Exit codes: 0 written · 2 usage error.
+    Every push grades each exercise once and reports its points to Classroom; pip's cache keeps
+    torch and the kit between pushes. Students can read what their workflow installs: for
+    learning, not for exams. Exit codes: 0 written · 2 usage error.
     """
     from grader.instructor import UsageError
     from grader.instructor.classroom import write_classroom
 
     try:
-        written = write_classroom(directory=directory, exercises=exercises, kit_spec=kit_spec, timeout=timeout)
+        written = write_classroom(directory=directory, exercises=exercises, kit_spec=kit_spec, wheel=wheel,
+                                  timeout=timeout)
     except UsageError as exc:
         fail(str(exc))
     click.echo(f"Wrote {written[-1]}" + (f" and the handout ({len(written) - 1} files)" if len(written) > 1 else "")

@@ -3,15 +3,19 @@ import csv
 import json
 import os
 import stat
+import struct
+import subprocess
+import tracemalloc
 import zipfile
 
 import pytest
 
 from grader.catalog import load_catalog
 from grader.instructor import UsageError, select_exercises
-from grader.instructor.batch import Row, gradebook_json, run_pool
-from grader.instructor.submissions import MAX_FILE_BYTES, discover, open_submission
-from tests.conftest import CORPUS, run_grade
+from grader.instructor.batch import Row, gradebook_json, report_name, run_batch, run_pool
+from grader.instructor.shards import merge, merge_gradebooks
+from grader.instructor.submissions import MAX_FILE_BYTES, MAX_ZIP_ENTRIES, discover, open_submission
+from tests.conftest import COMMAND, CORPUS, run_grade
 
 EX1, EX3 = load_catalog().get(1), load_catalog().get(3)
 MARKUP = "# </pre></td><script>alert('report')</script>\n"
@@ -48,13 +52,27 @@ def cohort(tmp_path_factory):
          links={EX3.file: str(EX3.solution_path)})
     (subs / "dave").mkdir()  # a symlink to the reference must not be graded as dave's work
     os.symlink(EX1.solution_path, subs / "dave" / EX1.file)
+    # josé hands in a notebook for exercise 1 and a misnamed copy of exercise 3
+    jose = subs / "José Ñúñez"
+    jose.mkdir()
+    (jose / "01_self_attention.ipynb").write_text(_notebook(EX1.solution_path.read_text()))
+    (jose / "03_Causal_Attention (1).py").write_text(EX3.solution_path.read_text())
+    env = {**os.environ, "COLUMNS": "80"}
     proc = run_grade("batch", subs, "--jobs", "2", "-o", root / "gradebook.csv", "--report-dir", root / "reports",
-                     "--exercises", "1,3", "--timeout", "6", timeout=300)
+                     "--exercises", "1,3", "--timeout", "15", timeout=300, env=env)
     return root, proc
 
 
+def _notebook(code: str) -> str:
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# My attention\n"]},
+             {"cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": [], "source": ["%matplotlib inline\n"]},
+             {"cell_type": "code", "metadata": {}, "execution_count": 2, "outputs": [],
+              "source": code.splitlines(keepends=True)}]
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells})
+
+
 def _rows(path):
-    with open(path, newline="") as f:
+    with open(path, newline="", encoding="utf-8-sig") as f:
         return {r["submission"]: r for r in csv.DictReader(f)}
 
 
@@ -62,10 +80,10 @@ def test_batch_runs_and_writes_one_row_per_submission(cohort):
     root, proc = cohort
     assert proc.returncode == 0, proc.stderr
     rows = _rows(root / "gradebook.csv")
-    assert sorted(rows) == ["alice", "bob", "carol", "dave", "mallory"]
+    assert sorted(rows) == ["José Ñúñez", "alice", "bob", "carol", "dave", "mallory"]
     assert list(rows["alice"])[:7] == ["submission", "total", "max_total", "ex1_status", "ex1_score", "ex1_max",
                                        "ex1_diagnoses"]
-    assert "5/5" in proc.stderr  # the progress bar: submissions done / all
+    assert "6/6" in proc.stderr  # the progress bar: submissions done / all
     for name, row in rows.items():
         assert int(row["total"]) == int(row["ex1_score"]) + int(row["ex3_score"]), name
         assert int(row["max_total"]) == int(row["ex1_max"]) + int(row["ex3_max"]) > 0, name
@@ -82,6 +100,24 @@ def test_each_submission_gets_its_own_verdict(cohort):
     assert mallory["ex1_status"] == "failed" and mallory["ex1_diagnoses"].split()[0] == "unsafe_code"
     assert mallory["ex3_status"] == "missing"  # neither the climbing entries nor the symlink were taken
     assert dave["ex1_status"] == "rejected" and dave["ex1_score"] == "0"
+    jose = rows["José Ñúñez"]
+    assert jose["ex1_status"] == "passed"  # the notebook's code cells, the % magic commented out
+    assert jose["ex3_status"] == "missing"
+
+
+def test_summary_fits_80_columns_and_csv_opens_in_excel(cohort):
+    root, proc = cohort
+    table = proc.stdout.split("\n\n")[0].splitlines()
+    assert table and all(len(line) <= 80 for line in proc.stdout.splitlines() if str(root) not in line), proc.stdout
+    alice = next(line for line in table if line.startswith("alice"))
+    assert alice.split()[1] == _rows(root / "gradebook.csv")["alice"]["total"] + "/" + \
+        _rows(root / "gradebook.csv")["alice"]["max_total"] and "✓✓" in alice
+    assert any(line.startswith("José Ñúñez") for line in table)
+    raw = (root / "gradebook.csv").read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf") and "José Ñúñez".encode() in raw  # a BOM: Excel reads UTF-8
+    jose = json.loads((root / "gradebook.cache.json").read_text())["rows"]["José Ñúñez"]
+    note = next(e["note"] for e in jose["exercises"] if e["number"] == 3)
+    assert "did you mean 03_Causal_Attention (1).py?" in note
 
 
 def test_archive_entries_never_land_outside(cohort):
@@ -93,24 +129,28 @@ def test_archive_entries_never_land_outside(cohort):
 def test_one_report_per_submission_self_contained_and_escaped(cohort):
     root, _ = cohort
     reports = sorted(p.name for p in (root / "reports").glob("*.html"))
-    assert reports == ["alice.html", "bob.html", "carol.html", "dave.html", "mallory.html"]
-    bob = (root / "reports" / "bob.html").read_text()
+    names = ["José Ñúñez", "alice", "bob", "carol", "dave", "mallory"]
+    assert reports == sorted([report_name(n) for n in names] + ["index.html"])
+    assert report_name("José Ñúñez").startswith("jose-nunez-") and report_name("Jose Nunez") != report_name("José Ñúñez")
+    bob = (root / "reports" / report_name("bob")).read_text()
     assert "<script" not in bob and "&lt;script&gt;" in bob
     assert "mask_inverted" in bob and "<svg" in bob
     assert 'src="http' not in bob and "<link" not in bob
-    carol = (root / "reports" / "carol.html").read_text()
+    carol = (root / "reports" / report_name("carol")).read_text()
     assert "missing" in carol and EX3.file in carol
+    index = (root / "reports" / "index.html").read_text()
+    assert "mask_inverted" in index and f'href="{report_name("bob")}#ex3"' in index
 
 
 def test_rerun_skips_unchanged_and_regrades_changed(cohort):
     root, _ = cohort
-    args = ("batch", root / "subs", "-o", root / "gradebook.csv", "--report-dir", root / "reports",
-            "--exercises", "1,3", "--timeout", "6")
-    again = run_grade(*args, timeout=120)
-    assert again.returncode == 0 and "0 graded, 5 unchanged" in again.stdout, again.stdout + again.stderr
+    args = ("batch", root / "subs", "-o", root / "gradebook.csv", "--exercises", "1,3", "--timeout", "15")
+    again = run_grade(*args, timeout=120)  # without --report-dir: the report column stays
+    assert again.returncode == 0 and "0 graded, 6 unchanged" in again.stdout, again.stdout + again.stderr
+    assert _rows(root / "gradebook.csv")["bob"]["report"].endswith(report_name("bob"))
     (root / "subs" / "alice" / EX3.file).write_text((CORPUS / "03" / "no_scaling.py").read_text())
-    changed = run_grade(*args, "-q", timeout=200)
-    assert changed.returncode == 0 and "1 graded, 4 unchanged" in changed.stdout, changed.stdout + changed.stderr
+    changed = run_grade(*args, "--report-dir", root / "reports", "-q", timeout=200)
+    assert changed.returncode == 0 and "1 graded, 5 unchanged" in changed.stdout, changed.stdout + changed.stderr
     alice = _rows(root / "gradebook.csv")["alice"]
     assert alice["ex3_status"] == "failed" and alice["ex3_diagnoses"].split()[0] == "no_scaling"
 
@@ -173,3 +213,136 @@ def test_submission_layouts(tmp_path):
     with pytest.raises(UsageError):
         select_exercises("1,nope")
     assert [e.number for e in select_exercises("1,3-4,self_attention")] == [1, 3, 4]
+
+
+def test_near_misses_notebooks_and_one_student_paths(tmp_path):
+    exercises = select_exercises("1-3")
+    sub = tmp_path / "subs" / "eve"
+    (sub / "work" / "week1" / "final").mkdir(parents=True)
+    (sub / "01_Self_Attention (1).py").write_text("x = 1\n")  # case and a " (1)" copy
+    (sub / "work" / "week1" / "final" / EX3.file).write_text("x = 3\n")  # three folders down
+    (sub / "02 scaled dot product.ipynb").write_text("{}")  # spaces, and a notebook
+    found = open_submission(sub, "eve", tmp_path / "scratch", exercises)
+    assert found.files == {} and found.near == {1: "01_Self_Attention (1).py",
+                                                 2: "02 scaled dot product.ipynb",
+                                                 3: f"work/week1/final/{EX3.file}"}
+    (sub / "02_scaled_dot_product.ipynb").write_text(_notebook("def f():\n    return 2\n"))
+    (sub / "03_causal_attention.ipynb").write_text("not json")
+    found = open_submission(sub, "eve", tmp_path / "scratch", exercises)
+    assert found.files[2].read_text() == "# %matplotlib inline\n\ndef f():\n    return 2\n" and found.files[2].parent == tmp_path / "scratch"
+    assert "not a readable notebook" in found.rejected[3]
+    with pytest.raises(UsageError, match="looks like one submission"):  # `grade batch subs/eve`
+        run_batch(submissions_dir=sub, exercises="1-3", progress=False)
+    (tmp_path / "handout" / "exercises").mkdir(parents=True)
+    (tmp_path / "handout" / "exercises" / EX1.file).write_text("x = 1\n")
+    with pytest.raises(UsageError, match="holds exercises/01_self_attention.py"):
+        run_batch(submissions_dir=tmp_path / "handout", progress=False)
+
+
+def _zip_of_many(path, entries: int, claimed: int | None = None) -> None:
+    """A zip whose central directory lists `entries` headers (no file data), claiming `claimed` in its end records."""
+    name = b"a.py"
+    header = struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, 0, 0, 0, 0, 0, 0, len(name), 0, 0, 0, 0, 0, 0)
+    directory = (header + name) * entries
+    count = entries if claimed is None else claimed
+    end64 = struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, count, count, len(directory), 0)
+    locator = struct.pack("<4sLQL", b"PK\x06\x07", 0, len(directory), 1)
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    path.write_bytes(directory + end64 + locator + end)
+
+
+@pytest.mark.parametrize("claimed", [None, 1], ids=["honest-count", "lying-count"])
+def test_a_zip_with_700000_entries_is_refused_before_it_is_parsed(tmp_path, claimed):
+    """Attack 10: the entry count comes from the end records and a capped walk, not from parsing every entry."""
+    bomb = tmp_path / "bomb.zip"
+    _zip_of_many(bomb, 700_000, claimed)
+    assert bomb.stat().st_size > 30 << 20
+    tracemalloc.start()
+    try:
+        sub = open_submission(bomb, "bomb", tmp_path / "scratch", select_exercises("1"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sub.problem == f"the archive has more than {MAX_ZIP_ENTRIES} entries" and not sub.files
+    assert peak < 4 << 20, f"refusing the archive took {peak >> 20} MiB"  # zipfile's 700 000 ZipInfos take ~400
+
+
+def test_a_planted_link_in_the_output_folders_is_replaced_not_followed(tmp_path):
+    """Attack 6: links and folders planted where the grader writes must not redirect or cost any output."""
+    subs = tmp_path / "subs"
+    (subs / "alice").mkdir(parents=True)
+    (subs / "alice" / "notes.txt").write_text("no exercise file: scored as missing, nothing to run")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    out, reports = tmp_path / "out", tmp_path / "out" / "reports"
+    reports.mkdir(parents=True)
+    os.symlink(victim, reports / report_name("alice"))  # what a worker with write access would plant
+    os.symlink(victim, reports / "index.html")
+    (out / "gradebook.cache.json").mkdir()  # the cache's name taken by a folder
+    result = run_batch(submissions_dir=subs, jobs=0, output=out / "gradebook.json", report_dir=reports,
+                       exercises="1", progress=False)
+    assert victim.read_text() == "precious"
+    for name in (report_name("alice"), "index.html"):
+        assert not (reports / name).is_symlink() and "<html" in (reports / name).read_text()
+    doc = json.loads((out / "gradebook.json").read_text())
+    assert [r["submission"] for r in doc["rows"]] == ["alice"] and doc["rows"][0]["report"]
+    assert len(result.problems) == 1 and "gradebook.cache.json" in result.problems[0]
+    assert not [p for p in reports.iterdir() if p.name.endswith(".tmp")]
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", tmp_path / "linked-reports")
+    with pytest.raises(UsageError, match="symbolic link"):
+        run_batch(submissions_dir=subs, jobs=0, report_dir=tmp_path / "linked-reports", exercises="1", progress=False)
+    open_reports = tmp_path / "open"
+    open_reports.mkdir(mode=0o777)
+    open_reports.chmod(0o777)
+    with pytest.raises(UsageError, match="writable by every user"):
+        run_batch(submissions_dir=subs, jobs=0, report_dir=open_reports, exercises="1", progress=False)
+
+
+@pytest.fixture(scope="module")
+def small_cohort(tmp_path_factory):
+    """Four submissions of exercise 1 (right, skeleton, missing, broken zip) and their unsharded gradebook."""
+    root = tmp_path_factory.mktemp("shards")
+    subs = root / "subs"
+    for name, text in (("ana", EX1.solution_path.read_text()), ("ben", EX1.skeleton_path.read_text()),
+                       ("cy", None)):
+        (subs / name).mkdir(parents=True)
+        if text:
+            (subs / name / EX1.file).write_text(text)
+    (subs / "dee.zip").write_bytes(b"PK\x03\x04 broken")
+    run_batch(submissions_dir=subs, jobs=0, output=root / "full.json", exercises="1", progress=False)
+    return root
+
+
+def test_shards_graded_apart_merge_into_the_unsharded_gradebook(small_cohort):
+    root = small_cohort
+    other = subprocess.Popen([*COMMAND, "batch", root / "subs", "--shard", "1/2", "-o", root / "part_1.json",
+                              "--exercises", "1", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run_batch(submissions_dir=root / "subs", jobs=0, output=root / "part_2.json", exercises="1", progress=False,
+              shard=(2, 2))  # meanwhile, the other shard here: a second machine
+    _, err = other.communicate(timeout=300)
+    assert other.returncode == 0, err
+    parts = [json.loads((root / f"part_{i}.json").read_text()) for i in (1, 2)]
+    names = [[r["submission"] for r in p["rows"]] for p in parts]
+    assert names == [["ana", "ben", "cy"], ["dee"]] and all(p["shard"]["count"] == 2 for p in parts)
+    merged = run_grade("merge", root / "part_2.json", root / "part_1.json", "-o", root / "merged.json")
+    assert merged.returncode == 0, merged.stderr
+    assert (root / "merged.json").read_text() == (root / "full.json").read_text()
+    merge_gradebooks(parts=[root / f"part_{i}.json" for i in (1, 2)], output=root / "merged.csv")
+    assert _rows(root / "merged.csv")["ana"]["ex1_status"] == "passed"
+
+
+def test_merge_reports_missing_and_repeated_shards(small_cohort):
+    root = small_cohort
+    full = json.loads((root / "full.json").read_text())
+    for i, names in ((1, ["ana", "ben"]), (2, ["cy"]), (3, ["dee"])):
+        part = {**full, "shard": {"index": i, "count": 3}, "rows": [r for r in full["rows"] if r["submission"] in names]}
+        (root / f"p{i}.json").write_text(json.dumps(part))
+    assert [r.submission for r in merge([root / f"p{i}.json" for i in (1, 2, 3)]).rows] == ["ana", "ben", "cy", "dee"]
+    with pytest.raises(UsageError, match="missing shard 2/3"):
+        merge([root / "p1.json", root / "p3.json"])
+    with pytest.raises(UsageError, match="shard 1/3 given twice"):
+        merge([root / "p1.json", root / "p1.json", root / "p2.json", root / "p3.json"])
+    bad = run_grade("merge", root / "full.json", "-o", root / "x.json")
+    assert bad.returncode == 2 and "not a partial gradebook" in bad.stderr and bad.stderr.count("\n") == 1
+    assert run_grade("batch", root / "subs", "--shard", "4/3", "-o", root / "p.json").returncode == 2

@@ -1,6 +1,7 @@
 """grade gradescope build: a bundle per Gradescope's specification, run here on a simulated /autograder tree."""
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -9,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from grader.catalog import load_catalog
+from grader.instructor.gradescope import results_document
+from grader.instructor.grading import ExerciseResult
 from tests.conftest import CORPUS, ROOT, run_grade
 
 EX1, EX3 = load_catalog().get(1), load_catalog().get(3)
@@ -78,31 +81,84 @@ def test_run_autograder_writes_results_json(tmp_path, bundle):
     })
     doc = json.loads(results.read_text())
     _check_spec(doc)
-    ex1 = [t for t in doc["tests"] if t["name"].startswith("Exercise 1 ")]
-    ex3 = [t for t in doc["tests"] if t["name"].startswith("Exercise 3 ")]
-    assert ex1 and all(t["status"] == "passed" and t["score"] == t["max_score"] > 0 for t in ex1)
-    assert any(t["status"] == "failed" for t in ex3) and any(t["status"] == "passed" for t in ex3)
-    assert not any(t["name"].startswith("Exercise 2 ") for t in doc["tests"])
+    ex1, ex3 = doc["tests"]  # one test per exercise, its checks inside
+    assert ex1["name"].startswith("Exercise 1:") and ex3["name"].startswith("Exercise 3:")
+    assert ex1["status"] == "passed" and ex1["score"] == ex1["max_score"] > 0 and "checks passed" in ex1["output"]
+    assert ex3["status"] == "failed" and 0 < ex3["score"] < ex3["max_score"]
+    assert "✗ masking" in ex3["output"] and "✓ " in ex3["output"] and "Most likely:" in ex3["output"]
     assert "mask is inverted" in doc["output"].lower() and "Hint:" in doc["output"]
-    failing = [t for t in ex3 if t["status"] == "failed"]
-    assert "Most likely:" in failing[0]["output"]
     assert doc["extra_data"]["exercises"]["3"]["diagnoses"][0] == "mask_inverted"
 
 
 def test_a_missing_file_is_one_failed_test_worth_the_exercise(tmp_path, bundle):
     doc = json.loads(_autograder(tmp_path, bundle, {EX1.file: EX1.solution_path.read_text()}).read_text())
     _check_spec(doc)
-    (missing,) = [t for t in doc["tests"] if t["name"].startswith("Exercise 3 ")]
+    (missing,) = [t for t in doc["tests"] if t["name"].startswith("Exercise 3:")]
     assert missing["status"] == "failed" and missing["score"] == 0 and missing["max_score"] > 0
     assert EX3.file in missing["output"]
-    assert doc["score"] == sum(t["max_score"] for t in doc["tests"] if t["name"].startswith("Exercise 1 "))
+    assert doc["score"] == sum(t["max_score"] for t in doc["tests"] if t["name"].startswith("Exercise 1:"))
+
+
+def test_visibility_options_reach_results_json(tmp_path, bundle):
+    result = ExerciseResult(1, "self_attention", "missing", 0, 24, note="no file")
+    doc = results_document([result], visibility="after_due_date", stdout_visibility="visible", elapsed=2.0)
+    assert doc["visibility"] == doc["tests"][0]["visibility"] == "after_due_date" and doc["stdout_visibility"] == "visible"
+    with zipfile.ZipFile(bundle) as z:
+        assert json.loads(z.read("attention-kit.json"))["stdout_visibility"] == "hidden"
+
+
+HOSTILE = ("<img src=x onerror=alert(1)> [click me](http://evil.example/phish) "
+           "![](http://evil.example/pixel.png) <a href='http://evil.example'>x</a> http://evil.example/bare "
+           "\x1b[2J\x1b[32m passed 31/31 ``` `` `")
+
+
+def test_submission_text_cannot_inject_markup_into_results_json():
+    """Attack 8: exception text and folder names reach the Markdown output only as code."""
+    from markdown_it import MarkdownIt
+
+    folder = "<img src=x onerror=alert(2)>![t](http://evil.example/t.gif)"
+    results = [
+        ExerciseResult(1, "self_attention", "rejected", 0, 24, note=f"{folder}/{EX1.file}: {HOSTILE}", file=folder),
+        ExerciseResult(3, "causal_attention", "error", 0, 30, note=f"internal grader error: ValueError: {HOSTILE}"),
+        ExerciseResult(2, "scaled_dot_product", "failed", 1, 20, diagnoses=["mask_inverted"], verdict={
+            "tests": [{"name": "t", "category": "masking", "status": "failed", "message": HOSTILE, "points": 2,
+                       "score": 0, "line": 3}],
+            "diagnoses": [{"title": "The mask is inverted", "explanation": "x", "hint": "y",
+                           "evidence": [HOSTILE, f"in {folder}"]}]}),
+    ]
+    doc = results_document(results, visibility="visible", elapsed=1.0)
+    html = MarkdownIt("commonmark", {"html": True, "linkify": False}).enable("table").render(doc["output"])
+    for bad in ("<img", "<a ", "<script", "\x1b"):
+        assert bad not in html, (bad, html)
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html and "http://evil.example/bare" in html
+    outside_code = re.sub(r"<code[^>]*>.*?</code>", "", html, flags=re.S)
+    assert "evil.example" not in outside_code and "onerror" not in outside_code  # no renderer can link it
+    for t in doc["tests"]:
+        assert "\x1b" not in t["output"] and t["output_format"] == "text"
+
+
+def test_setup_sh_skips_interpreters_that_do_not_run(tmp_path, bundle):
+    """A pyenv shim or stub found by `command -v` must not be chosen: the interpreter has to run."""
+    with zipfile.ZipFile(bundle) as z:
+        (tmp_path / "setup.sh").write_bytes(z.read("setup.sh"))
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    for name in ("python3.13", "python3.12"):
+        (stubs / name).write_text("#!/bin/sh\necho 'pyenv: python3.13: command not found' >&2\nexit 127\n")
+        (stubs / name).chmod(0o755)
+    (stubs / "python3.11").symlink_to(sys.executable)
+    env = {**os.environ, "PATH": f"{stubs}:/usr/bin:/bin", "AUTOGRADER_ROOT": str(tmp_path / "ag")}
+    proc = subprocess.run(["bash", tmp_path / "setup.sh", "--print-python"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == str(stubs / "python3.11"), proc.stdout + proc.stderr
+    assert not (tmp_path / "ag").exists()
 
 
 def test_build_usage_errors(tmp_path):
     proc = run_grade("gradescope", "build", tmp_path / "bundle.tar")
     assert proc.returncode == 2 and ".zip" in proc.stderr
     proc = run_grade("gradescope", "build", tmp_path / "b.zip", "--source", tmp_path)
-    assert proc.returncode == 2 and "--source" in proc.stderr
+    assert proc.returncode == 2 and "not a source checkout" in proc.stderr
 
 
 def test_a_grader_failure_still_gives_gradescope_a_results_json(tmp_path):

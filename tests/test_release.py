@@ -2,6 +2,8 @@
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from grader.catalog import PACKAGE_DIR, load_catalog
 from tests.conftest import run_grade
 
@@ -28,12 +30,16 @@ def leaks(tree: Path) -> list[str]:
     return sorted(name for name, lines in distinctive_lines().items() if lines & found)
 
 
+WHEEL = "wheels/attention_kit-0.1.0-py3-none-any.whl"
+URL_SPEC = "attention-kit @ git+https://example.org/course/attention-kit.git@v0.1.0"
+
+
 def test_learners_handout_has_what_learners_need(tmp_path):
     out = tmp_path / "handout"
     proc = run_grade("release", out)
     assert proc.returncode == 0, proc.stderr
     files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
-    assert files == sorted(["README.md", ".attention-kit.json", "exercises/info.toml",
+    assert files == sorted(["README.md", ".attention-kit.json", "exercises/info.toml", WHEEL,
                             *(f"exercises/{ex.file}" for ex in EXERCISES)])
     for ex in EXERCISES:
         assert (out / "exercises" / ex.file).read_bytes() == ex.skeleton_path.read_bytes()
@@ -42,21 +48,25 @@ def test_learners_handout_has_what_learners_need(tmp_path):
     readme = (out / "README.md").read_text()
     for ex in EXERCISES:
         assert f"exercises/{ex.file}" in readme and ex.contract.split(" with ")[0] in readme
-    assert "pip install attention-kit" in readme and "grade exercise" in readme
+    assert f"pip install ./{WHEEL}" in readme and "grade exercise" in readme
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in readme
+    assert "pip install attention-kit\n" not in readme and "pip install torch  " not in readme
+    assert "hints" in meta["exercise"][4] and "sweep" in meta["exercise"][0]  # learners keep their hints
     graded = run_grade("exercise", "1", "--json", cwd=out)  # the handout is a workspace: no path needed
     assert graded.returncode == 1 and '"not_started"' in graded.stdout
 
 
 def test_nothing_leaks_into_the_handout(tmp_path):
     out = tmp_path / "handout"
-    assert run_grade("release", out).returncode == 0
+    assert run_grade("release", out, "--kit-spec", URL_SPEC).returncode == 0
+    assert f"pip install {URL_SPEC}" in (out / "README.md").read_text()
     assert leaks(out) == []
     assert all(lines for lines in distinctive_lines().values())  # every solution and suite has lines to look for
 
 
 def test_the_leak_check_finds_a_planted_solution_and_suite(tmp_path):
     out = tmp_path / "handout"
-    assert run_grade("release", out).returncode == 0
+    assert run_grade("release", out, "--kit-spec", URL_SPEC).returncode == 0
     (out / "notes.txt").write_text(EXERCISES[2].solution_path.read_text())
     (out / "exercises" / "helpers.py").write_text((PACKAGE_DIR / "suites" / "test_masking.py").read_text())
     assert {EXERCISES[2].solution_path.name, "suites/test_masking.py"} <= set(leaks(out))
@@ -71,6 +81,14 @@ def test_candidates_get_a_take_home_without_the_grader(tmp_path):
                      "exercises/info.toml"]
     meta = tomllib.loads((out / "exercises" / "info.toml").read_text())
     assert [e["number"] for e in meta["exercise"]] == [2, 4] and meta["allowed_imports"]
+    full = {e.number: e for e in EXERCISES}
+    for table in meta["exercise"]:  # what the task is, and nothing about how it is tested or solved
+        assert set(table) <= {"number", "slug", "title", "file", "kind", "entry", "signature", "contract", "forbidden"}
+        assert table["contract"] == full[table["number"]].contract and table["entry"] == full[table["number"]].entry
+    text = (out / "exercises" / "info.toml").read_text()
+    for word in ("hints", "sweep", "probe", "config", "limits", "points"):
+        assert word not in text, word
+    assert not any(hint in text for ex in EXERCISES for hint in ex.hints)
     readme = (out / "README.md").read_text()
     assert "pip install" not in readme and "grade hint" not in readme
     assert "01_self_attention" not in readme and "exercises/04_multihead_attention.py" in readme
@@ -82,3 +100,23 @@ def test_release_refuses_a_folder_with_files(tmp_path):
     proc = run_grade("release", tmp_path)
     assert proc.returncode == 2 and "not empty" in proc.stderr and proc.stderr.count("\n") == 1
     assert (tmp_path / "mine.txt").read_text() == "keep me" and not (tmp_path / "README.md").exists()
+
+
+def test_a_kit_spec_that_cannot_install_is_refused(tmp_path):
+    from grader.instructor import UsageError
+    from grader.instructor.kitwheel import check_kit_spec
+    from grader.instructor.release import release
+
+    for spec in ("attention-kit==0.1.0", "attention-kit", "attention_kit>=0.1", "numpy", ""):
+        with pytest.raises(UsageError):
+            check_kit_spec(spec)
+    proc = run_grade("release", tmp_path / "h", "--kit-spec", "attention-kit==0.1.0")
+    assert proc.returncode == 2 and "not published on PyPI" in proc.stderr and proc.stderr.count("\n") == 1
+    assert not (tmp_path / "h").exists()
+    for i, spec in enumerate((URL_SPEC, "https://example.org/attention_kit-0.1.0-py3-none-any.whl",
+                              "git+https://example.org/course/attention-kit.git",
+                              "attention-kit==0.1.0 --index-url https://pypi.example.org/simple")):
+        release(directory=tmp_path / str(i), kit_spec=spec)
+        assert f"pip install {spec}" in (tmp_path / str(i) / "README.md").read_text()
+    with pytest.raises(UsageError, match="no grader"):
+        release(directory=tmp_path / "c", audience="candidates", kit_spec=URL_SPEC)

@@ -24,7 +24,7 @@ def graded():
     results = grade_submission(numbers=[1, 2, 3, 4], files=files, located={n: f"exercises/x{n}.py" for n in files},
                                rejected={}, timeout=30)
     sources = {n: open(p).read() for n, p in files.items()}
-    sources[3] = "# <b>not bold</b> & </td>\n" + sources[3]
+    sources[3] = sources[3] + "# <b>not bold</b> & </td>\n"  # appended: line numbers stay the graded file's
     return Row("ana <lee>", "digest", results), sources
 
 
@@ -56,7 +56,11 @@ def test_report_shows_evidence_code_and_heat_maps(graded):
     source3 = sources[3].splitlines()
     start = next(i for i, line in enumerate(source3, 1) if line.startswith("class CausalAttention"))
     marked = [int(n) for n in re.findall(r'<tr class="mark"><td class="ln">(\d+)</td>', section3)]
-    assert marked and marked[0] == start and marked == list(range(start, start + len(marked)))
+    localized = (row.exercises[2].verdict or {}).get("localization") or {}
+    if isinstance(localized.get("line"), int):  # the line the diagnosis points at
+        assert marked == [localized["line"]] and "masked_fill" in source3[marked[0] - 1]
+    else:  # else the whole entry class
+        assert marked and marked[0] == start and marked == list(range(start, start + len(marked)))
     assert "<script" not in html and "<link" not in html and "http://" not in html.replace("http://www.w3.org", "")
 
 
@@ -92,3 +96,75 @@ def test_report_renders_in_chromium(graded, tmp_path):
     png = shot.read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert _png_pixels_vary(png), "the screenshot is (nearly) blank"
+
+
+def _cohort_rows(graded):
+    """The graded submission, a full score, two more with exercise 3's mask inverted, one with nothing."""
+    from grader.instructor.batch import report_name
+    from grader.instructor.grading import ExerciseResult
+
+    row, _ = graded
+    rows = [row]
+    for name, statuses in (("Bea", ("passed",) * 4), ("Cem \x1b[31m<img src=x onerror=alert(1)>", ("passed", "missing", "failed", "failed")),
+                           ("Dov", ("passed", "passed", "failed", "passed")), ("Eli", ("missing",) * 4)):
+        exercises = []
+        for e, status in zip(row.exercises, statuses):
+            copy = ExerciseResult.from_dict(e.to_dict())
+            if status == "passed":
+                copy.status, copy.score, copy.diagnoses, copy.attention = "passed", copy.max_score, [], None
+            elif status == "missing":
+                copy.status, copy.score, copy.diagnoses, copy.verdict, copy.attention = "missing", 0, [], None, None
+            elif copy.status != "failed":
+                copy.status, copy.score, copy.diagnoses = "failed", 1, ["mask_inverted"]
+            exercises.append(copy)
+        rows.append(Row(name, "d", exercises, report=f"reports/{report_name(name)}"))
+    row.report = f"reports/{report_name(row.submission)}"
+    return rows
+
+
+def test_cohort_page_counts_and_escapes(graded):
+    from grader.instructor.cohort import cohort_page, frequent_diagnoses
+
+    rows = _cohort_rows(graded)
+    top = frequent_diagnoses(rows)
+    assert (top[0]["id"], top[0]["exercise"], top[0]["count"]) == ("mask_inverted", 3, 3)
+    assert [s["name"][:3] for s in top[0]["students"]] == ["Cem", "Dov", "ana"]
+    assert top[0]["maps"] and top[0]["students"][0]["report"].endswith("#ex3")
+    html = cohort_page(rows, [1, 2, 3, 4])
+    assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html and "\x1b" not in html
+    assert "<script" not in html and 'src="http' not in html and "<link" not in html
+
+
+@pytest.mark.skipif(not shutil.which(CHROMIUM), reason="headless Chromium is not installed (CI installs it)")
+def test_cohort_page_renders_in_chromium(graded, tmp_path):
+    from grader.instructor.cohort import cohort_page
+
+    page = tmp_path / "index.html"
+    page.write_text(cohort_page(_cohort_rows(graded), [1, 2, 3, 4]), encoding="utf-8")
+    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run([*flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    assert dom.count('class="bin"') == 10 and dom.count('class="exercise-rate"') == 4
+    assert '<strong class="count">3</strong>' in dom and "mask_inverted" in dom
+    assert dom.count("<svg") >= 2 and "<img" not in dom  # heat-map thumbnails; the hostile name stayed text
+    assert dom.count("#ex3") >= 3
+    shot = tmp_path / "index.png"
+    subprocess.run([*flags, "--hide-scrollbars", "--window-size=1100,1800", f"--screenshot={shot}", page.as_uri()],
+                   capture_output=True, timeout=120)
+    assert _png_pixels_vary(shot.read_bytes()), "the cohort page renders (nearly) blank"
+
+
+def test_report_escapes_exception_text_and_folder_names():
+    """Attack 8, in HTML: what the submission controls is text, its control characters gone."""
+    from grader.instructor.grading import ExerciseResult
+
+    hostile = "<img src=x onerror=alert(1)><a href='http://evil.example'>x</a>\x1b[2J\x1b[32mpassed\x07"
+    folder = "<img src=y onerror=alert(2)>"
+    row = Row(f"eve {folder}", "d", [
+        ExerciseResult(1, "self_attention", "rejected", 0, 24, note=f"{folder}/01_self_attention.py: {hostile}",
+                       file=f"{folder}/01_self_attention.py"),
+        ExerciseResult(2, "scaled_dot_product", "error", 0, 20, note=f"internal grader error: ValueError: {hostile}")])
+    html = render_report(row, {})
+    assert "<img" not in html and "<a href='http" not in html and 'href="http' not in html
+    assert "\x1b" not in html and "\x07" not in html and "[2J" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html and "&lt;img src=y onerror=alert(2)&gt;" in html

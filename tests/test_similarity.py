@@ -7,7 +7,7 @@ import zipfile
 import pytest
 
 from grader.catalog import load_catalog
-from grader.instructor.similarity import fingerprints, jaccard, similar_pairs
+from grader.instructor.similarity import compare_exercise, fingerprints, jaccard, similar_pairs
 from tests.conftest import CORPUS, run_grade
 
 HAND_WRITTEN = [ex for ex in load_catalog().exercises if ex.number <= 5]
@@ -86,9 +86,27 @@ def test_cli_reports_the_copied_pair(tmp_path):
     proc = run_grade("similarity", subs, "--exercises", "3", "--json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert [(p["exercise"], p["first"], p["second"]) for p in doc["pairs"]] == [(3, "alice", "bob")]
-    assert doc["pairs"][0]["similarity"] >= 0.9 and doc["submissions"] == 4
+    assert [(m["exercise"], m["submission"]) for m in doc["reference"]] == [(3, "alice"), (3, "bob")]
+    assert doc["pairs"] == [] and doc["clusters"] == [] and doc["submissions"] == 4
     assert any(s.startswith("dan:") for s in doc["skipped"])
     text = run_grade("similarity", subs, "--exercises", "3", "--threshold", "0.95")
-    assert text.returncode == 0 and "alice  bob" in text.stdout and "carol" not in text.stdout
+    assert text.returncode == 0 and "equals the reference (2): alice, bob" in text.stdout
+    assert "carol" not in text.stdout
     assert run_grade("similarity", subs, "--threshold", "2").returncode == 2
+
+
+def test_a_cohort_sharing_the_reference_is_flagged_and_copies_cluster():
+    """7 of 11 hand in the reference byte for byte, 3 share one other solution, 1 writes their own."""
+    ex = load_catalog().get(3)
+    reference = ex.solution_path.read_text()
+    alternative = (CORPUS / "03" / "pass_mask_in_forward.py").read_text()
+    own = sorted((CORPUS / "03").glob("pass_*.py"))
+    assert len(own) >= 2
+    sources = {f"ref{i}": reference for i in range(6)} | {"disguised": disguised(ex)}
+    sources |= {"alt1": alternative, "alt2": "# mine\n" + alternative, "alt3": alternative.replace("    ", "  ")}
+    sources["solo"] = own[-1].read_text() if own[-1].read_text() != alternative else own[0].read_text()
+    found = compare_exercise(sources, exercise=3, skeleton=ex.skeleton_path.read_text(), reference=reference)
+    assert sorted(m.submission for m in found.reference) == sorted([f"ref{i}" for i in range(6)] + ["disguised"])
+    assert [(c.members, c.lowest) for c in found.clusters] == [(["alt1", "alt2", "alt3"], 1.0)]
+    assert {(p.first, p.second) for p in found.pairs} == {("alt1", "alt2"), ("alt1", "alt3"), ("alt2", "alt3")}
+    assert "solo" not in {n for c in found.clusters for n in c.members}

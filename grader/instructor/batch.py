@@ -16,6 +16,7 @@ import multiprocessing
 import re
 import tempfile
 import time
+import unicodedata
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -25,7 +26,9 @@ from grader import __version__
 from grader.catalog import PACKAGE_DIR, kit_dir, load_catalog
 from grader.instructor import UsageError, select_exercises
 from grader.instructor.grading import ExerciseResult, grade_submission
-from grader.instructor.submissions import discover, names_for, open_submission
+from grader.instructor.outputs import OutputDir, OutputError
+from grader.instructor.shards import gradebook_doc, in_shard
+from grader.instructor.submissions import discover, looks_like_one_submission, names_for, open_submission
 
 CACHE_SCHEMA = 1
 GRADEBOOK_SUFFIXES = (".csv", ".json")
@@ -57,7 +60,8 @@ class Row:
     @classmethod
     def from_dict(cls, data: dict) -> "Row":
         return cls(data["submission"], data["digest"], [ExerciseResult.from_dict(e) for e in data["exercises"]],
-                   problem=data.get("problem", ""), duration_s=data.get("duration_s", 0.0))
+                   problem=data.get("problem", ""), report=data.get("report", ""),
+                   duration_s=data.get("duration_s", 0.0))
 
 
 VERDICT_PARTS = ("runner.py", "policy.py", "results.py", "catalog.py", "pack.py", "failures.py", "harness.py", "probes.py",
@@ -92,7 +96,8 @@ def grade_task(task: dict) -> list[dict]:
     started = time.perf_counter()
     results = grade_submission(numbers=task["numbers"], files={int(k): v for k, v in task["files"].items()},
                                located={int(k): v for k, v in task["located"].items()},
-                               rejected={int(k): v for k, v in task["rejected"].items()}, timeout=task["timeout"])
+                               rejected={int(k): v for k, v in task["rejected"].items()}, timeout=task["timeout"],
+                               near={int(k): v for k, v in task.get("near", {}).items()})
     return [{**r.to_dict(), "_duration_s": time.perf_counter() - started} for r in results]
 
 
@@ -103,7 +108,17 @@ def _error_results(task: dict, exc: BaseException) -> list[dict]:
 
 
 def run_pool(tasks: list[dict], jobs: int, on_done, *, worker=grade_task, initializer=_warm) -> None:
-    """Calls on_done(task, worker(task)) for every task, whatever happens to the processes."""
+    """Calls on_done(task, worker(task)) for every task, whatever happens to the processes.
+
+    jobs=0 grades in this process, one task after another (the kit's tests: one warm fork server).
+    """
+    if jobs == 0:
+        for task in tasks:
+            try:
+                on_done(task, worker(task))
+            except Exception as exc:
+                on_done(task, _error_results(task, exc))
+        return
     spawn = multiprocessing.get_context("spawn")
     suspects = []
     if tasks:
@@ -134,14 +149,16 @@ def _cell(value) -> str:
 
 
 def gradebook_csv(rows: list[Row], numbers: list[int]) -> str:
+    """UTF-8 with a byte-order mark, so that Excel reads accented names right; rows by submission name."""
     head = ["submission", "total", "max_total"]
     for n in numbers:
         head += [f"ex{n}_status", f"ex{n}_score", f"ex{n}_max", f"ex{n}_diagnoses"]
     head += ["problem", "report"]
     buf = io.StringIO()
+    buf.write("\ufeff")
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(head)
-    for row in rows:
+    for row in sorted(rows, key=lambda r: r.submission):
         by_number = {e.number: e for e in row.exercises}
         cells = [row.submission, row.total, row.max_total]
         for n in numbers:
@@ -152,55 +169,42 @@ def gradebook_csv(rows: list[Row], numbers: list[int]) -> str:
     return buf.getvalue()
 
 
-def gradebook_json(rows: list[Row], numbers: list[int]) -> str:
-    doc = {"schema_version": 1, "kit": __version__, "exercises": numbers, "rows": []}
-    for row in rows:
-        doc["rows"].append({
-            "submission": row.submission, "total": row.total, "max_total": row.max_total, "problem": row.problem,
-            "report": row.report,
-            "exercises": [{"number": e.number, "slug": e.slug, "status": e.status, "score": e.score,
-                           "max_score": e.max_score, "diagnoses": e.diagnoses, "note": e.note, "file": e.file}
-                          for e in row.exercises],
-        })
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+def gradebook_json(rows: list[Row], numbers: list[int], shard: tuple[int, int] | None = None) -> str:
+    return json.dumps(gradebook_doc(rows, numbers, shard), indent=2, ensure_ascii=False) + "\n"
 
 
-def cache_path(output: Path | None, report_dir: Path | None) -> Path | None:
-    if output is not None:
-        return output.with_name(output.stem + ".cache.json")
-    if report_dir is not None:
-        return report_dir / "cache.json"
-    return None
+def gradebook_text(rows: list[Row], numbers: list[int], name: str, shard: tuple[int, int] | None = None) -> str:
+    return gradebook_csv(rows, numbers) if name.lower().endswith(".csv") else gradebook_json(rows, numbers, shard)
 
 
-def load_cache(path: Path | None) -> dict[str, dict]:
-    if path is None or not path.is_file():
+def cache_name(output: Path | None) -> str:
+    return output.stem + ".cache.json" if output is not None else "cache.json"
+
+
+def load_cache(data: bytes | None) -> dict[str, dict]:
+    if not data:
         return {}
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return {}
-    return doc.get("rows", {}) if doc.get("schema") == CACHE_SCHEMA else {}
+    rows = doc.get("rows", {}) if isinstance(doc, dict) and doc.get("schema") == CACHE_SCHEMA else {}
+    return rows if isinstance(rows, dict) else {}
 
 
-def save_cache(path: Path | None, rows: list[Row], previous: dict[str, dict]) -> None:
-    if path is None:
-        return
+def cache_text(rows: list[Row], previous: dict[str, dict]) -> str:
     keep = dict(previous)
     for row in rows:
         if all(e.status != "error" for e in row.exercises):  # an internal failure is worth another try
             keep[row.submission] = row.to_dict()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"schema": CACHE_SCHEMA, "rows": keep}, ensure_ascii=False), encoding="utf-8")
+    return json.dumps({"schema": CACHE_SCHEMA, "rows": keep}, ensure_ascii=False)
 
 
-def report_name(submission: str, taken: set[str]) -> str:
-    base = re.sub(r"[^A-Za-z0-9._-]+", "_", submission).strip("._") or "submission"
-    name, i = f"{base}.html", 2
-    while name in taken:
-        name, i = f"{base}-{i}.html", i + 1
-    taken.add(name)
-    return name
+def report_name(submission: str) -> str:
+    """A readable slug plus a short hash of the exact name: "José Ñúñez" -> jose-nunez-1a2b3c4d.html."""
+    plain = unicodedata.normalize("NFKD", submission).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", plain.lower()).strip("-")[:48].strip("-") or "submission"
+    return f"{slug}-{hashlib.sha256(submission.encode('utf-8')).hexdigest()[:8]}.html"
 
 
 # -- the batch -----------------------------------------------------------------------------------
@@ -212,72 +216,167 @@ class BatchResult:
     gradebook: Path | None = None
     reports: list[Path] = field(default_factory=list)
     elapsed_s: float = 0.0
+    index: Path | None = None  # the cohort page
+    problems: list[str] = field(default_factory=list)  # outputs that could not be written
+
+
+class Outputs:
+    """The batch's output folders, opened before grading: the gradebook's (with the cache) and the reports'."""
+
+    def __init__(self, output: Path | None, report_dir: Path | None):
+        self.output, self.gradebook_dir, self.report_dir = output, None, None
+        try:
+            if output is not None:
+                self.gradebook_dir = OutputDir(output.parent)
+            if report_dir is not None:
+                self.report_dir = OutputDir(report_dir)
+        except OutputError as exc:
+            self.close()
+            raise UsageError(str(exc)) from None
+        self.cache_dir = self.gradebook_dir or self.report_dir
+
+    def cache(self) -> dict[str, dict]:
+        return load_cache(self.cache_dir.read(cache_name(self.output))) if self.cache_dir else {}
+
+    def close(self) -> None:
+        for d in (self.gradebook_dir, self.report_dir):
+            if d is not None:
+                d.close()
+
+
+def _write(folder: OutputDir, name: str, text: str, problems: list[str]) -> Path | None:
+    try:
+        return folder.write(name, text)
+    except OSError as exc:
+        problems.append(f"could not write {folder.path / name}: {exc.strerror or exc}")
+        return None
+
+
+def parse_shard(spec: str | None) -> tuple[int, int] | None:
+    """"2/4" -> (2, 4): the second of four slices."""
+    if spec is None:
+        return None
+    index, slash, count = spec.partition("/")
+    if not (slash and index.strip().isdigit() and count.strip().isdigit()) or not 1 <= int(index) <= int(count):
+        raise UsageError(f"--shard takes I/N with 1 <= I <= N, e.g. 2/4, not {spec!r}")
+    return int(index), int(count)
 
 
 def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = None, report_dir: Path | None = None,
-              exercises: str | None = None, timeout: float = 30.0, progress: bool = True) -> BatchResult:
-    """Grade every submission in submissions_dir; write the gradebook, the cache and the reports."""
+              exercises: str | None = None, timeout: float = 30.0, progress: bool = True,
+              shard: tuple[int, int] | None = None) -> BatchResult:
+    """Grade every submission in submissions_dir (or one shard of them); write gradebook, cache, reports.
+
+    Output folders are opened before grading; afterwards the gradebook and the cache are written
+    first, then the reports and the cohort page, each on its own (one that fails loses nothing else).
+    """
     started = time.perf_counter()
-    if not Path(submissions_dir).is_dir():
+    root = Path(submissions_dir)
+    if not root.is_dir():
         raise UsageError(f"no such folder: {submissions_dir}")
     if output is not None and output.suffix.lower() not in GRADEBOOK_SUFFIXES:
         raise UsageError(f"the gradebook must end in .csv or .json, not {output.name!r}")
+    if shard is not None and (output is None or output.suffix.lower() != ".json"):
+        raise UsageError("a shard writes a partial gradebook for `grade merge`: pass -o part_I.json")
     selected = select_exercises(exercises)
     numbers = [ex.number for ex in selected]
-    sources = discover(Path(submissions_dir))
+    own = looks_like_one_submission(root, selected)
+    if own is not None:
+        raise UsageError(f"{root} looks like one submission (it holds {own}); pass the folder that holds "
+                         f"every submission, one folder or .zip each")
+    sources = discover(root)
     if not sources:
         raise UsageError(f"no submissions in {submissions_dir}: expected one folder or .zip per submission")
+    named = list(zip(sources, names_for(sources)))
+    if shard is not None:
+        named = [(src, name) for src, name in named if in_shard(name, shard)]
     salt = json.dumps([kit_fingerprint(), numbers, timeout])
-    cache_file = cache_path(output, report_dir)
-    previous = load_cache(cache_file)
+    outputs = Outputs(output, report_dir)
+    try:
+        previous = outputs.cache()
+        with tempfile.TemporaryDirectory(prefix="attention-kit-batch-") as scratch:
+            subs = [open_submission(src, name, Path(scratch) / str(i), selected) for i, (src, name) in enumerate(named)]
+            rows, tasks = _grade(subs, previous, numbers, salt, jobs, timeout, progress)
+            ordered = sorted(rows.values(), key=lambda r: r.submission)
+            if outputs.report_dir is not None:
+                for row in ordered:
+                    row.report = str(Path(report_dir) / report_name(row.submission))
+            result = BatchResult(ordered, len(tasks), len(subs) - len(tasks), output)
+            _save(outputs, result, previous, numbers, shard)
+            if outputs.report_dir is not None:
+                _write_reports(result, {s.name: s for s in subs}, outputs)
+        if outputs.report_dir is not None and shard is None:
+            from grader.instructor.cohort import cohort_page
+
+            result.index = _write(outputs.report_dir, "index.html", cohort_page(ordered, numbers), result.problems)
+    finally:
+        outputs.close()
+    result.elapsed_s = time.perf_counter() - started
+    return result
+
+
+def _grade(subs, previous, numbers, salt, jobs, timeout, progress) -> tuple[dict[str, Row], list[dict]]:
     rows: dict[str, Row] = {}
-    with tempfile.TemporaryDirectory(prefix="attention-kit-batch-") as scratch:
-        subs = [open_submission(src, name, Path(scratch) / str(i), selected)
-                for i, (src, name) in enumerate(zip(sources, names_for(sources)))]
-        tasks = []
-        for sub in subs:
-            digest = sub.digest(salt)
-            old = previous.get(sub.name)
-            if old is not None and old.get("digest") == digest:
+    tasks = []
+    for sub in subs:
+        digest = sub.digest(salt)
+        old = previous.get(sub.name)
+        if isinstance(old, dict) and old.get("digest") == digest:
+            try:
                 rows[sub.name] = Row.from_dict(old)
                 rows[sub.name].cached = True
                 continue
-            rejected = {n: sub.problem for n in numbers} if sub.problem else sub.rejected
-            tasks.append({"name": sub.name, "digest": digest, "problem": sub.problem, "numbers": numbers,
-                          "files": {str(n): str(p) for n, p in sub.files.items()},
-                          "located": {str(n): s for n, s in sub.located.items()},
-                          "rejected": {str(n): why for n, why in rejected.items()}, "timeout": timeout})
-        with _progress(progress, len(subs), len(subs) - len(tasks)) as advance:
-            def done(task: dict, results: list[dict]) -> None:
-                duration = max((r.pop("_duration_s", 0.0) for r in results), default=0.0)
-                rows[task["name"]] = Row(task["name"], task["digest"], [ExerciseResult.from_dict(r) for r in results],
-                                         problem=task["problem"], duration_s=duration)
-                advance(task["name"])
+            except (KeyError, TypeError):
+                pass
+        rejected = {n: sub.problem for n in numbers} if sub.problem else sub.rejected
+        tasks.append({"name": sub.name, "digest": digest, "problem": sub.problem, "numbers": numbers,
+                      "files": {str(n): str(p) for n, p in sub.files.items()},
+                      "located": {str(n): s for n, s in sub.located.items()},
+                      "near": {str(n): s for n, s in sub.near.items()},
+                      "rejected": {str(n): why for n, why in rejected.items()}, "timeout": timeout})
+    with _progress(progress, len(subs), len(subs) - len(tasks)) as advance:
+        def done(task: dict, results: list[dict]) -> None:
+            duration = max((r.pop("_duration_s", 0.0) for r in results), default=0.0)
+            rows[task["name"]] = Row(task["name"], task["digest"], [ExerciseResult.from_dict(r) for r in results],
+                                     problem=task["problem"], duration_s=duration)
+            advance(task["name"])
 
-            run_pool(tasks, jobs, done)
-        ordered = [rows[sub.name] for sub in subs]
-        reports = _write_reports(ordered, subs, report_dir) if report_dir is not None else []
-    save_cache(cache_file, ordered, previous)
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        text = gradebook_csv(ordered, numbers) if output.suffix.lower() == ".csv" else gradebook_json(ordered, numbers)
-        output.write_text(text, encoding="utf-8")
-    return BatchResult(ordered, len(tasks), len(subs) - len(tasks), output, reports, time.perf_counter() - started)
+        run_pool(tasks, jobs, done)
+    return rows, tasks
 
 
-def _write_reports(rows: list[Row], subs, report_dir: Path) -> list[Path]:
+def _save(outputs: Outputs, result: BatchResult, previous: dict, numbers: list[int], shard) -> None:
+    """The gradebook, then the cache: both before any report."""
+    if outputs.gradebook_dir is not None:
+        text = gradebook_text(result.rows, numbers, outputs.output.name, shard)
+        result.gradebook = _write(outputs.gradebook_dir, outputs.output.name, text, result.problems)
+    if outputs.cache_dir is not None:
+        _write(outputs.cache_dir, cache_name(outputs.output), cache_text(result.rows, previous), result.problems)
+
+
+def _write_reports(result: BatchResult, subs: dict, outputs: Outputs) -> None:
+    """One report per row; one that cannot be rendered or written loses only itself."""
     from grader.instructor.report import render_report
 
-    report_dir.mkdir(parents=True, exist_ok=True)
-    taken: set[str] = set()
-    written = []
-    for row, sub in zip(rows, subs):
-        sources = {n: p.read_text(encoding="utf-8", errors="replace") for n, p in sub.files.items()}
-        path = report_dir / report_name(row.submission, taken)
-        path.write_text(render_report(row, sources), encoding="utf-8")
-        row.report = str(path)
-        written.append(path)
-    return written
+    lost = []
+    for row in result.rows:
+        sub = subs[row.submission]
+        try:
+            sources = {n: p.read_text(encoding="utf-8", errors="replace") for n, p in sub.files.items()}
+            path = _write(outputs.report_dir, report_name(row.submission), render_report(row, sources),
+                          result.problems)
+        except Exception as exc:  # a report is a view: its failure must not cost the others
+            result.problems.append(f"could not render the report of {row.submission}: {type(exc).__name__}")
+            path = None
+        if path is None:
+            row.report = ""
+            lost.append(row)
+        else:
+            result.reports.append(path)
+    if lost and outputs.gradebook_dir is not None and result.gradebook is not None:  # no links to missing reports
+        numbers = [e.number for e in result.rows[0].exercises]
+        _write(outputs.gradebook_dir, outputs.output.name, gradebook_text(result.rows, numbers, outputs.output.name),
+               result.problems)
 
 
 class _progress:

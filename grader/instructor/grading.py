@@ -56,8 +56,10 @@ def grade_file(number: int, path: Path, *, timeout: float, located: str = "") ->
 
 
 def grade_submission(*, numbers: list[int], files: dict[int, str], located: dict[int, str],
-                     rejected: dict[int, str], timeout: float) -> list[ExerciseResult]:
-    """Each exercise in numbers: graded, or scored 0 as missing or rejected."""
+                     rejected: dict[int, str], timeout: float, near: dict[int, str] | None = None
+                     ) -> list[ExerciseResult]:
+    """Each exercise in numbers: graded, or scored 0 as missing or rejected (near: "did you mean" paths)."""
+    near = near or {}
     out = []
     for number in numbers:
         ex = load_catalog().get(number)
@@ -67,6 +69,8 @@ def grade_submission(*, numbers: list[int], files: dict[int, str], located: dict
             out.append(ExerciseResult(number, ex.slug, "rejected", 0, max_points(number), note=rejected[number],
                                       file=located.get(number, "")))
         else:
-            out.append(ExerciseResult(number, ex.slug, "missing", 0, max_points(number),
-                                      note=f"no {ex.file} in the submission (looked at the top and one folder down)"))
+            note = f"no {ex.file} in the submission (looked at the top and one folder down)"
+            if number in near:
+                note += f"; did you mean {near[number]}? (not graded under that name)"
+            out.append(ExerciseResult(number, ex.slug, "missing", 0, max_points(number), note=note))
     return out

@@ -5,11 +5,16 @@ DIR/README.md            how to set up and check work (learners) or what is grad
 DIR/exercises/*.py       the skeletons, with their # TODO
 DIR/exercises/info.toml  the exercise metadata (for the selected exercises)
 DIR/.attention-kit.json  (learners) makes the handout a workspace: `grade exercise 1` works inside it
+DIR/wheels/*.whl         (learners) the kit itself, unless the instructor names a kit spec to install
 
-Never the reference solutions, never the hidden suites: only files copied from exercises/.
+The README's install lines install: the CPU build of torch, then the wheel beside it (or the
+instructor's URL / git spec, checked by kitwheel.check_kit_spec). The candidates' handout has no
+grader, no hints and no test configuration: its info.toml keeps only what describes the task.
+Never the reference solutions, never the hidden suites in the handout's own files.
 """
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -18,9 +23,11 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from grader import workspace
 from grader.catalog import Exercise, kit_dir, load_catalog
 from grader.instructor import UsageError, select_exercises
+from grader.instructor.kitwheel import TORCH_CPU, check_kit_spec, kit_wheel
 
 AUDIENCES = ("learners", "candidates")
-DEFAULT_INSTALL = "pip install attention-kit"
+TASK_KEYS = ("number", "slug", "title", "file", "kind", "entry", "signature", "contract", "forbidden")
+WHEELS = "wheels"
 
 
 def metadata_for(exercises: list[Exercise]) -> str:
@@ -30,6 +37,31 @@ def metadata_for(exercises: list[Exercise]) -> str:
     wanted = {ex.number for ex in exercises}
     kept = [b for b in blocks if tomllib.loads(b)["number"] in wanted]
     return "\n[[exercise]]\n".join([head, *kept]).rstrip("\n") + "\n"
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"no TOML for {type(value).__name__}")
+
+
+def task_metadata_for(exercises: list[Exercise]) -> str:
+    """The candidates' info.toml: what the task is, no hints, no test configuration (sweeps, probes, limits)."""
+    doc = tomllib.loads((kit_dir("exercises") / "info.toml").read_text(encoding="utf-8"))
+    wanted = {ex.number for ex in exercises}
+    lines = ["# The exercises of this take-home: their files, what to write, and the contracts.", "",
+             f"format_version = {_toml_value(doc.get('format_version', 1))}",
+             f"allowed_imports = {_toml_value(doc.get('allowed_imports', []))}"]
+    for table in doc["exercise"]:
+        if table["number"] in wanted:
+            lines += ["", "[[exercise]]"] + [f"{k} = {_toml_value(table[k])}" for k in TASK_KEYS if k in table]
+    return "\n".join(lines) + "\n"
 
 
 def readme(exercises: list[Exercise], *, audience: str, install: str, title: str) -> str:
@@ -42,11 +74,26 @@ def readme(exercises: list[Exercise], *, audience: str, install: str, title: str
             groups.setdefault(ex.forbidden, []).append(ex.number)
     forbidden = [(numbers, names) for names, numbers in groups.items()]
     return env.get_template("README.md").render(
-        exercises=exercises, audience=audience, install=install, title=title, forbidden=forbidden,
+        exercises=exercises, audience=audience, install=install, title=title, forbidden=forbidden, torch_line=TORCH_CPU,
         allowed_imports=load_catalog().allowed_imports)
 
 
-def release(*, directory: Path, audience: str = "learners", install: str = DEFAULT_INSTALL,
+def install_line(directory: Path, *, kit_spec: str | None, wheel: Path | None, source: Path | None = None) -> str:
+    """The pip line that installs the kit: the instructor's spec (checked), else a wheel put into directory."""
+    if kit_spec is not None:
+        if wheel is not None:
+            raise UsageError("give either --kit-spec or --wheel, not both")
+        return f"pip install {check_kit_spec(kit_spec)}"
+    from grader.instructor.kitwheel import WheelError
+
+    try:
+        built = kit_wheel(Path(directory) / WHEELS, source=source, wheel=wheel)
+    except WheelError as exc:
+        raise UsageError(f"{exc}; pass --wheel FILE or --kit-spec URL") from None
+    return f"pip install ./{WHEELS}/{built.name}"
+
+
+def release(*, directory: Path, audience: str = "learners", kit_spec: str | None = None, wheel: Path | None = None,
             exercises: str | None = None, title: str = "Attention exercises", force: bool = False) -> list[Path]:
     """Write the handout into directory; returns the files written."""
     if audience not in AUDIENCES:
@@ -56,15 +103,24 @@ def release(*, directory: Path, audience: str = "learners", install: str = DEFAU
         raise UsageError(f"{directory} exists and is not a folder")
     if directory.is_dir() and any(directory.iterdir()) and not force:
         raise UsageError(f"{directory} is not empty; choose a new folder or pass --force to write into it")
+    if audience == "candidates" and (kit_spec or wheel):
+        raise UsageError("the candidates' handout has no grader to install; leave out --kit-spec and --wheel")
+    if kit_spec is not None:
+        check_kit_spec(kit_spec)
     selected = select_exercises(exercises)
     (directory / "exercises").mkdir(parents=True, exist_ok=True)
     written = []
+    install = ""
+    if audience == "learners":
+        install = install_line(directory, kit_spec=kit_spec, wheel=wheel)
+        written += sorted((directory / WHEELS).glob("*.whl"))
     for ex in selected:
         target = directory / "exercises" / ex.file
         target.write_text(ex.skeleton_path.read_text(encoding="utf-8"), encoding="utf-8")
         written.append(target)
     info = directory / "exercises" / "info.toml"
-    info.write_text(metadata_for(selected), encoding="utf-8")
+    info.write_text(metadata_for(selected) if audience == "learners" else task_metadata_for(selected),
+                    encoding="utf-8")
     doc = directory / "README.md"
     doc.write_text(readme(selected, audience=audience, install=install, title=title), encoding="utf-8")
     written = [doc, info, *written]

@@ -6,10 +6,12 @@ import datetime
 from functools import cache
 
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from grader import __version__
 from grader.catalog import kit_dir, load_catalog
 from grader.explain import heatmap
+from grader.instructor.markup import clean
 
 MAX_CODE_LINES = 600
 STATUS_LABELS = {"passed": "passed", "failed": "failed", "not_started": "not started", "missing": "missing",
@@ -21,7 +23,12 @@ def environment() -> Environment:
     loader = ChoiceLoader([FileSystemLoader(str(kit_dir("templates") / "report")),
                            FileSystemLoader(str(kit_dir("templates") / "explain"))])  # svg.html: heat-map panels
     return Environment(loader=loader, undefined=StrictUndefined, autoescape=select_autoescape(["html"]),
-                       trim_blocks=True, lstrip_blocks=True)
+                       trim_blocks=True, lstrip_blocks=True, finalize=_shown)
+
+
+def _shown(value):
+    """Every value a template prints: text without control characters (then autoescaped)."""
+    return clean(value) if isinstance(value, str) and not isinstance(value, Markup) else value
 
 
 def marked_lines(source: str, entry: str, failing: list[dict], localization: dict | None = None) -> tuple[set[int], str]:

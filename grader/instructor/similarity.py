@@ -1,4 +1,4 @@
-"""Pairs of submissions whose code is suspiciously alike in structure.
+"""Submissions whose code is suspiciously alike in structure: pairs, clusters, and copies of the reference.
 
 Each file becomes a token stream of its syntax tree with the names people choose taken away:
 variables, arguments, function names and attributes of self become placeholders, constants
@@ -6,8 +6,10 @@ lose their values, docstrings, comments and layout disappear. What stays is the 
 code and the library calls it makes (`.transpose`, `.masked_fill`, `dim=`), which a copier cannot
 rename without changing behaviour. Winnowing picks fingerprints from hashes of every k tokens in a
 row; two files compare by the Jaccard similarity of their fingerprint sets. Fingerprints of the
-skeleton (code everyone was given) never count, nor, in a large enough cohort, those that most
-submissions share (the contract's own lines, such as the three projections).
+skeleton (code everyone was given) never count. Every file is also compared with the reference
+solution: those at or above the threshold are flagged "equals the reference" on their own, and the
+others are grouped into clusters (connected by pairs at or above the threshold), however large a
+share of the cohort a cluster is.
 """
 from __future__ import annotations
 
@@ -24,8 +26,6 @@ from grader.instructor.submissions import discover, names_for, open_submission
 K = 8  # tokens per k-gram
 WINDOW = 4  # k-grams per winnowing window
 MIN_FINGERPRINTS = 6  # fewer of a submission's own than this: too little code to compare
-COMMON_SHARE = 0.5  # in a cohort of COMMON_MIN_COHORT or more, fingerprints in more than half of it are ignored
-COMMON_MIN_COHORT = 6
 
 
 @dataclass
@@ -33,6 +33,21 @@ class Pair:
     exercise: int
     first: str
     second: str
+    similarity: float
+
+
+@dataclass
+class Cluster:
+    exercise: int
+    members: list[str]
+    lowest: float  # the weakest pair that links it together
+    highest: float
+
+
+@dataclass
+class ReferenceMatch:
+    exercise: int
+    submission: str
     similarity: float
 
 
@@ -104,30 +119,70 @@ def jaccard(a: set[int], b: set[int]) -> float:
     return len(a & b) / len(a | b) if a or b else 0.0
 
 
-def similar_pairs(sources: dict[str, str], *, exercise: int, skeleton: str | None,
-                  threshold: float = 0.8) -> tuple[list[Pair], list[str]]:
-    """(pairs at or above threshold, most similar first; names left out and why) for one exercise."""
+@dataclass
+class ExerciseFindings:
+    pairs: list[Pair]
+    clusters: list[Cluster]
+    reference: list[ReferenceMatch]
+    skipped: list[str]
+
+
+def _prints_of(sources: dict[str, str], exercise: int, skeleton: str | None) -> tuple[dict[str, set[int]], list[str]]:
     prints, skipped = {}, []
     for name, source in sources.items():
         try:
             fp = fingerprints(source, skeleton)
-        except (SyntaxError, ValueError, RecursionError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             skipped.append(f"{name}: exercise {exercise} does not parse")
             continue
         if len(fp) < MIN_FINGERPRINTS:
             skipped.append(f"{name}: exercise {exercise} has too little code of its own to compare")
             continue
         prints[name] = fp
-    if len(prints) >= COMMON_MIN_COHORT:
-        counts: dict[int, int] = {}
-        for fp in prints.values():
-            for h in fp:
-                counts[h] = counts.get(h, 0) + 1
-        common = {h for h, n in counts.items() if n > COMMON_SHARE * len(prints)}
-        prints = {name: fp - common for name, fp in prints.items()}
-    pairs = [Pair(exercise, a, b, round(jaccard(prints[a], prints[b]), 3))
-             for a, b in combinations(sorted(prints), 2)]
-    return sorted((p for p in pairs if p.similarity >= threshold), key=lambda p: -p.similarity), skipped
+    return prints, skipped
+
+
+def clusters_of(pairs: list[Pair], exercise: int) -> list[Cluster]:
+    """Connected groups of the pairs (union-find), largest first."""
+    parent: dict[str, str] = {}
+
+    def root(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for p in pairs:
+        parent[root(p.first)] = root(p.second)
+    groups: dict[str, list[Pair]] = {}
+    for p in pairs:
+        groups.setdefault(root(p.first), []).append(p)
+    out = [Cluster(exercise, sorted({n for p in ps for n in (p.first, p.second)}),
+                   min(p.similarity for p in ps), max(p.similarity for p in ps)) for ps in groups.values()]
+    return sorted(out, key=lambda c: (-len(c.members), -c.highest, c.members))
+
+
+def compare_exercise(sources: dict[str, str], *, exercise: int, skeleton: str | None, reference: str | None = None,
+                     threshold: float = 0.8) -> ExerciseFindings:
+    """One exercise: files equal to the reference, then pairs and clusters among the others."""
+    prints, skipped = _prints_of(sources, exercise, skeleton)
+    matches = []
+    if reference is not None:
+        ref = fingerprints(reference, skeleton)
+        matches = sorted((ReferenceMatch(exercise, name, round(jaccard(fp, ref), 3)) for name, fp in prints.items()
+                          if jaccard(fp, ref) >= threshold), key=lambda m: (-m.similarity, m.submission))
+    copied = {m.submission for m in matches}
+    names = sorted(n for n in prints if n not in copied)
+    pairs = [Pair(exercise, a, b, round(jaccard(prints[a], prints[b]), 3)) for a, b in combinations(names, 2)]
+    pairs = sorted((p for p in pairs if p.similarity >= threshold), key=lambda p: (-p.similarity, p.first, p.second))
+    return ExerciseFindings(pairs, clusters_of(pairs, exercise), matches, skipped)
+
+
+def similar_pairs(sources: dict[str, str], *, exercise: int, skeleton: str | None,
+                  threshold: float = 0.8) -> tuple[list[Pair], list[str]]:
+    """(pairs at or above threshold, most similar first; names left out and why) for one exercise."""
+    found = compare_exercise(sources, exercise=exercise, skeleton=skeleton, threshold=threshold)
+    return found.pairs, found.skipped
 
 
 @dataclass
@@ -135,10 +190,12 @@ class SimilarityReport:
     pairs: list[Pair]
     skipped: list[str]
     submissions: int
+    clusters: list[Cluster]
+    reference: list[ReferenceMatch]
 
 
 def similarity_report(*, submissions_dir, threshold: float = 0.8, exercises: str | None = None) -> SimilarityReport:
-    """Compare every pair of submissions in submissions_dir, exercise by exercise."""
+    """Compare every submission in submissions_dir with the reference and with each other, exercise by exercise."""
     if not Path(submissions_dir).is_dir():
         raise UsageError(f"no such folder: {submissions_dir}")
     if not 0.0 <= threshold <= 1.0:
@@ -147,16 +204,19 @@ def similarity_report(*, submissions_dir, threshold: float = 0.8, exercises: str
     sources = discover(Path(submissions_dir))
     if len(sources) < 2:
         raise UsageError(f"{submissions_dir} holds {len(sources)} submission(s); comparing needs two or more")
-    pairs, skipped = [], []
+    report = SimilarityReport([], [], len(sources), [], [])
     with tempfile.TemporaryDirectory(prefix="attention-kit-similarity-") as scratch:
         subs = [open_submission(src, name, Path(scratch) / str(i), selected)
                 for i, (src, name) in enumerate(zip(sources, names_for(sources)))]
         for ex in selected:
             code = {s.name: s.files[ex.number].read_text(encoding="utf-8", errors="replace")
                     for s in subs if ex.number in s.files}
-            found, left_out = similar_pairs(code, exercise=ex.number, threshold=threshold,
-                                            skeleton=ex.skeleton_path.read_text(encoding="utf-8"))
-            pairs += found
-            skipped += left_out
-    pairs.sort(key=lambda p: (-p.similarity, p.exercise, p.first, p.second))
-    return SimilarityReport(pairs, skipped, len(sources))
+            found = compare_exercise(code, exercise=ex.number, threshold=threshold,
+                                     skeleton=ex.skeleton_path.read_text(encoding="utf-8"),
+                                     reference=ex.solution_path.read_text(encoding="utf-8"))
+            report.pairs += found.pairs
+            report.clusters += found.clusters
+            report.reference += found.reference
+            report.skipped += found.skipped
+    report.pairs.sort(key=lambda p: (-p.similarity, p.exercise, p.first, p.second))
+    return report

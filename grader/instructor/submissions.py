@@ -11,7 +11,10 @@ are refused (a link to the kit's own solutions/ would otherwise be graded), and 
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 import stat
+import struct
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -23,6 +26,8 @@ MAX_FILE_BYTES = 1 << 20  # one exercise file
 MAX_ZIP_BYTES = 64 << 20  # a whole archive, compressed
 MAX_ZIP_ENTRIES = 5000
 SKIP_DIRS = {"__MACOSX", "__pycache__", ".git", ".ipynb_checkpoints"}
+MAX_DEPTH = 4  # folder levels searched for near-miss names
+MAX_LISTED = 2000  # entries of a folder submission looked at, in all
 
 
 @dataclass
@@ -32,6 +37,7 @@ class Submission:
     files: dict[int, Path] = field(default_factory=dict)  # exercise number -> file to grade
     located: dict[int, str] = field(default_factory=dict)  # exercise number -> its path inside the submission
     rejected: dict[int, str] = field(default_factory=dict)  # exercise number -> why its file is not graded
+    near: dict[int, str] = field(default_factory=dict)  # exercise number -> a nearly right path ("did you mean")
     problem: str = ""  # why the submission as a whole could not be read
 
     def digest(self, salt: str = "") -> str:
@@ -43,6 +49,8 @@ class Submission:
             h.update(data)
         for number in sorted(self.rejected):
             h.update(f"\0rejected {number} {self.rejected[number]}".encode())
+        for number in sorted(self.near):
+            h.update(f"\0near {number} {self.near[number]}".encode())
         h.update(f"\0problem {self.problem}".encode())
         return h.hexdigest()[:24]
 
@@ -62,14 +70,36 @@ def names_for(sources: list[Path]) -> list[str]:
 
 
 def open_submission(source: Path, name: str, scratch: Path, exercises: list[Exercise]) -> Submission:
-    """Locate each exercise's file; a zip's files are copied into scratch (a fresh folder)."""
+    """Locate each exercise's file; zip members and notebooks are written into scratch (a fresh folder)."""
     sub = Submission(name, Path(source))
     if sub.source.is_dir():
-        _from_folder(sub, exercises)
+        _take(sub, scratch, exercises, _folder_entries(sub.source), _read_path)
     else:
-        scratch.mkdir(parents=True, exist_ok=True)
         _from_zip(sub, scratch, exercises)
     return sub
+
+
+def looks_like_one_submission(root: Path, exercises: list[Exercise]) -> str | None:
+    """The exercise file root holds as one submission would: at its top, or in exercises/ (the handout's)."""
+    entries = _folder_entries(Path(root), depth=2)
+    for ex in exercises:
+        for filename in (ex.file, notebook_name(ex)):
+            for parts in ((filename,), ("exercises", filename)):
+                if parts in entries:
+                    return "/".join(parts)
+    return None
+
+
+def notebook_name(ex: Exercise) -> str:
+    return ex.file.rsplit(".", 1)[0] + ".ipynb"
+
+
+def loose(name: str) -> str:
+    """A file name as people mistype it: case, spaces and dashes, ' (1)' and ' copy' copies all ignored."""
+    stem, dot, suffix = name.lower().rpartition(".")
+    stem = re.sub(r"(\s*\(\d+\)|\s*-?\s*copy(\s*\d+)?)+$", "", stem if dot else suffix)
+    stem = re.sub(r"[\s\-_]+", "_", stem).strip("_")
+    return f"{stem}.{suffix}" if dot else stem
 
 
 def _candidates(parts_of: dict[tuple[str, ...], object], filename: str) -> list[tuple[str, ...]]:
@@ -79,35 +109,95 @@ def _candidates(parts_of: dict[tuple[str, ...], object], filename: str) -> list[
     return top + below
 
 
+def _near_miss(parts_of: dict[tuple[str, ...], object], ex: Exercise) -> str | None:
+    wanted = {loose(ex.file), loose(notebook_name(ex))}
+    hits = sorted((len(p), p) for p in parts_of if loose(p[-1]) in wanted)
+    return "/".join(hits[0][1]) if hits else None
+
+
 def _visible(parts: tuple[str, ...]) -> bool:
     return not any(part.startswith(".") or part in SKIP_DIRS for part in parts)
 
 
-def _from_folder(sub: Submission, exercises: list[Exercise]) -> None:
-    root = sub.source
+def _folder_entries(root: Path, depth: int = MAX_DEPTH) -> dict[tuple[str, ...], Path]:
+    """Entries of a folder (links listed, never followed), breadth first, MAX_LISTED at most."""
     entries: dict[tuple[str, ...], Path] = {}
-    for child in root.iterdir():
-        if not _visible((child.name,)):
+    level = [((), root)]
+    for _ in range(depth):
+        below = []
+        for parts, folder in level:
+            try:
+                children = sorted(folder.iterdir(), key=lambda p: p.name)
+            except OSError:
+                continue
+            for child in children:
+                here = (*parts, child.name)
+                if not _visible(here) or len(entries) >= MAX_LISTED:
+                    continue
+                entries[here] = child
+                if child.is_dir() and not child.is_symlink():
+                    below.append((here, child))
+        level = below
+    return entries
+
+
+def _read_path(path: Path, shown: str) -> bytes | str:
+    """The file's bytes, or why it is not graded."""
+    if path.is_symlink():
+        return f"{shown} is a symbolic link; only regular files are graded"
+    if not path.is_file():
+        return f"{shown} is not a regular file"
+    if path.stat().st_size > MAX_FILE_BYTES:
+        return f"{shown} is larger than {MAX_FILE_BYTES >> 20} MB"
+    return path.read_bytes()
+
+
+def notebook_code(data: bytes) -> str:
+    """The code cells of a .ipynb, in order; IPython's % and ! lines commented out (raises ValueError)."""
+    doc = json.loads(data.decode("utf-8"))
+    if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
+        raise ValueError("no cells")
+    chunks = []
+    for cell in doc["cells"]:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
-        entries[(child.name,)] = child
-        if child.is_dir() and not child.is_symlink():
-            for grandchild in child.iterdir():
-                entries[(child.name, grandchild.name)] = grandchild
+        source = cell.get("source", "")
+        text = "".join(source) if isinstance(source, list) else str(source)
+        chunks.append("\n".join("# " + line if line.lstrip()[:1] in ("%", "!") else line
+                                for line in text.splitlines()))
+    return "\n\n".join(chunks) + "\n"
+
+
+def _take(sub: Submission, scratch: Path, exercises: list[Exercise], entries: dict, read) -> None:
+    """For each exercise: its file (or notebook) from entries via read(entry, shown) -> bytes | reason."""
     for ex in exercises:
         paths = _candidates(entries, ex.file)
+        notebook = not paths
+        paths = paths or _candidates(entries, notebook_name(ex))
         if not paths:
+            near = _near_miss(entries, ex)
+            if near:
+                sub.near[ex.number] = near
             continue
-        parts = paths[0]
-        path = entries[parts]
-        sub.located[ex.number] = "/".join(parts)
-        if path.is_symlink():
-            sub.rejected[ex.number] = f"{'/'.join(parts)} is a symbolic link; only regular files are graded"
-        elif not path.is_file():
-            sub.rejected[ex.number] = f"{'/'.join(parts)} is not a regular file"
-        elif path.stat().st_size > MAX_FILE_BYTES:
-            sub.rejected[ex.number] = f"{'/'.join(parts)} is larger than {MAX_FILE_BYTES >> 20} MB"
-        else:
-            sub.files[ex.number] = path
+        shown = "/".join(paths[0])
+        sub.located[ex.number] = shown
+        data = read(entries[paths[0]], shown)
+        if isinstance(data, str):
+            sub.rejected[ex.number] = data
+            continue
+        if notebook:
+            try:
+                data = notebook_code(data).encode("utf-8")
+            except (ValueError, UnicodeDecodeError, RecursionError):
+                sub.rejected[ex.number] = f"{shown} is not a readable notebook"
+                continue
+        if isinstance(entries[paths[0]], Path) and not notebook:
+            sub.files[ex.number] = entries[paths[0]]
+            continue
+        scratch.mkdir(parents=True, exist_ok=True)
+        target = scratch / ex.file  # a name the grader chose, inside scratch
+        target.write_bytes(data)
+        sub.files[ex.number] = target
 
 
 def _zip_entries(archive: zipfile.ZipFile) -> dict[tuple[str, ...], zipfile.ZipInfo]:
@@ -127,31 +217,72 @@ def _zip_entries(archive: zipfile.ZipFile) -> dict[tuple[str, ...], zipfile.ZipI
     return entries
 
 
+EOCD = struct.Struct("<4s4H2LH")  # end of central directory: signature, disks, entries here, entries, size, offset
+EOCD64 = struct.Struct("<4sQ2H2L4Q")  # zip64 end of central directory record
+LOCATOR64 = struct.Struct("<4sLQL")
+CENTRAL = struct.Struct("<4s6H3L5H2L")  # one central-directory header, before its name, extra and comment
+
+
+def zip_entry_count(f, size: int, limit: int = MAX_ZIP_ENTRIES) -> int:
+    """The number of entries, from the end records and a capped walk of the central directory.
+
+    Returns at most limit + 1 (more than limit, whatever the records claim). Raises ValueError when the
+    end records are missing or point outside the file. Reads at most limit + 1 headers, never the whole
+    directory, so a zip with 700 000 entries costs a few kilobytes to refuse.
+    """
+    tail_len = min(size, EOCD.size + 0xFFFF)
+    f.seek(size - tail_len)
+    tail = f.read(tail_len)
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or len(tail) - at < EOCD.size:
+        raise ValueError("no end-of-central-directory record")
+    _, _, _, _, count, cd_size, cd_offset, _ = EOCD.unpack_from(tail, at)
+    if count == 0xFFFF or cd_offset == 0xFFFFFFFF:
+        loc = at - LOCATOR64.size
+        if loc < 0 or tail[loc:loc + 4] != b"PK\x06\x07":
+            raise ValueError("a zip64 archive without its locator")
+        offset64 = LOCATOR64.unpack_from(tail, loc)[2]
+        f.seek(offset64)
+        record = f.read(EOCD64.size)
+        if len(record) < EOCD64.size or record[:4] != b"PK\x06\x06":
+            raise ValueError("a broken zip64 end record")
+        count, cd_size, cd_offset = EOCD64.unpack(record)[7:10]
+    if count > limit:
+        return limit + 1
+    if cd_offset + cd_size > size:
+        raise ValueError("the central directory points outside the file")
+    f.seek(cd_offset)
+    seen = 0
+    while seen <= limit:
+        head = f.read(CENTRAL.size)
+        if len(head) < CENTRAL.size or head[:4] != b"PK\x01\x02":
+            break
+        fields = CENTRAL.unpack(head)
+        f.seek(fields[10] + fields[11] + fields[12], 1)  # name, extra field, comment
+        seen += 1
+    return max(seen, count)
+
+
 def _from_zip(sub: Submission, scratch: Path, exercises: list[Exercise]) -> None:
-    if sub.source.stat().st_size > MAX_ZIP_BYTES:
+    size = sub.source.stat().st_size
+    if size > MAX_ZIP_BYTES:
         sub.problem = f"the archive is larger than {MAX_ZIP_BYTES >> 20} MB"
         return
     try:
-        with zipfile.ZipFile(sub.source) as archive:
-            if len(archive.infolist()) > MAX_ZIP_ENTRIES:
+        with open(sub.source, "rb") as f:
+            if zip_entry_count(f, size) > MAX_ZIP_ENTRIES:
                 sub.problem = f"the archive has more than {MAX_ZIP_ENTRIES} entries"
                 return
+        with zipfile.ZipFile(sub.source) as archive:
             entries = _zip_entries(archive)
-            for ex in exercises:
-                paths = _candidates(entries, ex.file)
-                if not paths:
-                    continue
-                shown = "/".join(paths[0])
-                sub.located[ex.number] = shown
-                with archive.open(entries[paths[0]]) as member:
+
+            def read(info: zipfile.ZipInfo, shown: str) -> bytes | str:
+                with archive.open(info) as member:
                     data = member.read(MAX_FILE_BYTES + 1)  # the header's size is not trusted
-                if len(data) > MAX_FILE_BYTES:
-                    sub.rejected[ex.number] = f"{shown} is larger than {MAX_FILE_BYTES >> 20} MB"
-                    continue
-                target = scratch / ex.file  # a name the grader chose, inside scratch
-                target.write_bytes(data)
-                sub.files[ex.number] = target
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, NotImplementedError, EOFError, OSError,
-            zlib.error) as exc:
+                return f"{shown} is larger than {MAX_FILE_BYTES >> 20} MB" if len(data) > MAX_FILE_BYTES else data
+
+            _take(sub, scratch, exercises, entries, read)
+    except (ValueError, zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, NotImplementedError, EOFError,
+            OSError, zlib.error, struct.error) as exc:
         sub.files.clear()
         sub.problem = f"not a readable zip archive ({type(exc).__name__}: {exc})"

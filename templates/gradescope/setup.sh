@@ -1,23 +1,31 @@
 #!/usr/bin/env bash
 # Gradescope runs this once, as root, while it builds the autograder image (apt-get update has run).
 # It installs Python >= 3.11, CPU-only torch and the attention-kit wheel into $ROOT/kit-venv.
+# `setup.sh --print-python` only prints the interpreter it would use.
 set -euo pipefail
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
 SOURCE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+TORCH_INDEX="${ATTENTION_KIT_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"
+
+runs() {  # the interpreter starts, is >= 3.11 and can make a venv (a pyenv shim or a stub cannot)
+    "$1" -c 'import sys, venv; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1
+}
 
 PY=""
-for candidate in python3.13 python3.12 python3.11; do
-    if command -v "$candidate" >/dev/null 2>&1; then PY="$candidate"; break; fi
+for candidate in python3.13 python3.12 python3.11 python3; do
+    if command -v "$candidate" >/dev/null 2>&1 && runs "$candidate"; then PY="$(command -v "$candidate")"; break; fi
 done
+if [ "${1:-}" = "--print-python" ]; then echo "${PY:-none}"; exit 0; fi
 if [ -z "$PY" ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3.11 python3.11-venv
     PY=python3.11
+    runs "$PY" || { echo "setup.sh: no working Python >= 3.11, even after apt-get install" >&2; exit 1; }
 fi
 "$PY" -m venv "$ROOT/kit-venv" || {
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$PY-venv"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$(basename "$PY")-venv"
     "$PY" -m venv "$ROOT/kit-venv"
 }
-"$ROOT/kit-venv/bin/python" -m pip install --quiet --upgrade pip
-"$ROOT/kit-venv/bin/python" -m pip install --quiet "{{ torch_spec }}" --index-url https://download.pytorch.org/whl/cpu
+"$ROOT/kit-venv/bin/python" -m pip install --quiet "{{ torch_spec }}" --index-url "$TORCH_INDEX"
 "$ROOT/kit-venv/bin/python" -m pip install --quiet "$SOURCE/{{ wheel }}"
+chmod -R a+rX "$ROOT/kit-venv"  # the sandboxed workers run as their own uids and must read it
 "$ROOT/kit-venv/bin/grade" --version

@@ -1,0 +1,127 @@
+"""Grading a cohort on several machines: `grade batch --shard I/N` and `grade merge`.
+
+A submission belongs to shard 1 + (the first 8 bytes of sha256(its name)) mod N: the same slice on
+every machine and every run, whatever order the folder lists in, and adding a submission never
+moves the others. Each shard writes a partial gradebook (the JSON gradebook plus "shard"); merge
+checks that exactly the shards 1..N are there, once each, graded alike, and writes the gradebook an
+unsharded run writes.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import __version__
+from grader.instructor import UsageError
+
+SCHEMA = 1
+
+
+def in_shard(name: str, shard: tuple[int, int]) -> bool:
+    index, count = shard
+    return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "big") % count == index - 1
+
+
+def gradebook_doc(rows, numbers: list[int], shard: tuple[int, int] | None = None) -> dict:
+    """The JSON gradebook of batch Rows (by submission name); a partial one names its shard."""
+    doc = {"schema_version": SCHEMA, "kit": __version__, "exercises": numbers, "rows": []}
+    if shard is not None:
+        doc["shard"] = {"index": shard[0], "count": shard[1]}
+    for row in sorted(rows, key=lambda r: r.submission):
+        doc["rows"].append({
+            "submission": row.submission, "total": row.total, "max_total": row.max_total, "problem": row.problem,
+            "report": row.report,
+            "exercises": [{"number": e.number, "slug": e.slug, "status": e.status, "score": e.score,
+                           "max_score": e.max_score, "diagnoses": e.diagnoses, "note": e.note, "file": e.file}
+                          for e in row.exercises],
+        })
+    return doc
+
+
+@dataclass
+class Merged:
+    rows: list  # batch Rows
+    numbers: list[int]
+    shards: int
+
+
+def _read_part(path: Path) -> dict:
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise UsageError(f"{path} is not a JSON gradebook") from None
+    shard = doc.get("shard") if isinstance(doc, dict) else None
+    if not isinstance(shard, dict) or doc.get("schema_version") != SCHEMA or not isinstance(doc.get("rows"), list):
+        raise UsageError(f"{path} is not a partial gradebook (write one with `grade batch SUBS --shard I/N -o {path}`)")
+    return doc
+
+
+def merge(parts: list[Path]) -> Merged:
+    """Combine partial gradebooks; a missing, repeated or mismatched shard is a usage error."""
+    if not parts:
+        raise UsageError("no partial gradebooks to merge")
+    docs = [(Path(p), _read_part(p)) for p in parts]
+    first_path, first = docs[0]
+    count = first["shard"]["count"]
+    by_index: dict[int, Path] = {}
+    for path, doc in docs:
+        for key, what in (("exercises", "exercises"), ("kit", "kit version")):
+            if doc[key] != first[key]:
+                raise UsageError(f"{path} and {first_path} were graded with different {what}: "
+                                 f"{doc[key]} and {first[key]}")
+        if doc["shard"]["count"] != count:
+            raise UsageError(f"{path} is a shard of {doc['shard']['count']}, {first_path} of {count}")
+        index = doc["shard"]["index"]
+        if index in by_index:
+            raise UsageError(f"shard {index}/{count} given twice: {by_index[index]} and {path}")
+        by_index[index] = path
+    missing = [i for i in range(1, count + 1) if i not in by_index]
+    if missing:
+        shown = ", ".join(f"{i}/{count}" for i in missing)
+        raise UsageError(f"missing shard{'s' if len(missing) > 1 else ''} {shown}: grade "
+                         f"{'them' if len(missing) > 1 else 'it'} with `grade batch SUBS --shard I/{count} -o part_I.json`")
+    rows, seen = [], {}
+    for path, doc in docs:
+        try:
+            rows += _rows(doc, path, seen)
+        except (KeyError, TypeError, AttributeError):
+            raise UsageError(f"{path} is not a partial gradebook (a row is malformed)") from None
+    return Merged(sorted(rows, key=lambda r: r.submission), first["exercises"], count)
+
+
+def _rows(doc: dict, path: Path, seen: dict) -> list:
+    from grader.instructor.batch import Row
+    from grader.instructor.grading import ExerciseResult
+
+    rows = []
+    for r in doc["rows"]:
+        if r["submission"] in seen:
+            raise UsageError(f"{r['submission']} is in both {seen[r['submission']]} and {path}")
+        seen[r["submission"]] = path
+        exercises = [ExerciseResult(e["number"], e["slug"], e["status"], e["score"], e["max_score"],
+                                    e["diagnoses"], e["note"], e["file"]) for e in r["exercises"]]
+        rows.append(Row(r["submission"], "", exercises, problem=r["problem"], report=r["report"]))
+    return rows
+
+
+def merge_gradebooks(*, parts: list[Path], output: Path) -> Merged:
+    """Merge partial gradebooks into output (.json: exactly an unsharded run's gradebook; .csv likewise)."""
+    from grader.instructor.batch import GRADEBOOK_SUFFIXES, gradebook_text
+    from grader.instructor.outputs import OutputDir, OutputError
+
+    output = Path(output)
+    if output.suffix.lower() not in GRADEBOOK_SUFFIXES:
+        raise UsageError(f"the gradebook must end in .csv or .json, not {output.name!r}")
+    if any(Path(p).resolve() == output.resolve() for p in parts):
+        raise UsageError(f"{output} is one of the parts; write the merged gradebook elsewhere")
+    merged = merge(parts)
+    try:
+        with OutputDir(output.parent) as folder:
+            folder.write(output.name, gradebook_text(merged.rows, merged.numbers, output.name))
+    except (OutputError, OSError) as exc:
+        raise UsageError(f"cannot write {output}: {exc}") from None
+    return merged

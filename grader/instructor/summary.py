@@ -1,0 +1,36 @@
+"""The batch summary on the terminal: one line per submission that fits 80 columns, whatever the names."""
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+from grader.instructor.markup import clean
+
+MARKS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "not_started": ("·", "yellow"), "missing": ("–", "yellow"),
+         "rejected": ("!", "red"), "error": ("!", "red")}
+LEGEND = "✓ passed  ✗ failed  · not started  – missing  ! rejected or grader error"
+
+
+def marks(row) -> Text:
+    text = Text()
+    for e in row.exercises:
+        mark, style = MARKS.get(e.status, ("?", ""))
+        text.append(mark, style=style)
+    return text
+
+
+def summary_table(rows, numbers: list[int]) -> Table:
+    """submission · total · one mark per exercise · the first diagnosis; long cells end in an ellipsis."""
+    span = f"{numbers[0]}–{numbers[-1]}" if numbers == list(range(numbers[0], numbers[-1] + 1)) and len(numbers) > 1 \
+        else ",".join(map(str, numbers))
+    table = Table(box=None, pad_edge=False, collapse_padding=True)
+    table.add_column("submission", no_wrap=True, overflow="ellipsis", max_width=28, ratio=2)
+    table.add_column("total", no_wrap=True, justify="right", min_width=7)
+    table.add_column(f"ex {span}" if len(span) <= len(numbers) + 3 else "exercises", no_wrap=True,
+                     min_width=len(numbers))
+    table.add_column("top diagnosis", no_wrap=True, overflow="ellipsis", ratio=3)
+    for row in rows:
+        top = next((d for e in row.exercises for d in e.diagnoses[:1]), "")
+        table.add_row(Text(clean(row.submission, 200)), f"{row.total}/{row.max_total}", marks(row),
+                      Text(clean(row.problem or top, 200)))
+    return table
