@@ -23,6 +23,7 @@ class TestResult:
     message: str = ""
     points: int = 1
     line: int | None = None  # the submission line the failure points at, when known
+    repro: dict | None = None  # how to reproduce a failed check: {"init", "inputs", "call", "seed", ...} (grade --repro)
 
     @property
     def score(self) -> int:
@@ -47,14 +48,19 @@ class Verdict:
     diagnoses: list[Diagnosis]
     device: str
     duration_s: float
-    state: str = "graded"  # "graded" | "not_started"
+    state: str = "graded"  # "graded" | "not_started" (untouched, empty or unimplemented: scores 0)
     output: str = ""  # what the submission printed (truncated)
     topics: tuple[str, ...] = ()
     attention: dict | None = None  # submission vs reference weights (grade(capture_attention=True)); not in to_json
 
     @property
+    def credited(self) -> bool:
+        """Whether tests earn points: never for a file not started (untouched, empty, unimplemented)."""
+        return self.state != "not_started"
+
+    @property
     def score(self) -> int:
-        return sum(t.score for t in self.tests)
+        return sum(t.score for t in self.tests) if self.credited else 0
 
     @property
     def max_score(self) -> int:
@@ -78,7 +84,7 @@ class Verdict:
             "state": self.state,
             "tests": [
                 {"name": t.name, "category": t.category, "status": t.status.value, "message": t.message,
-                 "points": t.points, "score": t.score, "line": t.line}
+                 "points": t.points, "score": t.score if self.credited else 0, "line": t.line, "repro": t.repro}
                 for t in self.tests
             ],
             "diagnoses": [asdict(d) for d in self.diagnoses],
