@@ -6,6 +6,7 @@ from functools import cache
 import jinja2
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from grader.catalog import kit_dir, load_catalog
 from grader.results import Verdict
@@ -36,5 +37,37 @@ def verdict_text(v: Verdict, *, path: str, path_arg: str = "", verbose: bool = F
         path=path, path_arg=path_arg, watching=watching)
 
 
+def hint_text(ex, level: int) -> str:
+    return f"Hint {level}/{len(ex.hints)} for exercise {ex.number} ({ex.slug}):\n  {ex.hints[level - 1]}"
+
+
+def wrapped(out: Console, markup: str) -> Text:
+    """Markup as rich Text, each line broken at word boundaries to the console's width, keeping its indent."""
+    width = max(20, out.width)
+    lines = []
+    for line in Text.from_markup(markup).split("\n", allow_blank=True):
+        plain = line.plain
+        indent = min(len(plain) - len(plain.lstrip(" ")), width // 2)
+        if out.measure(line).maximum <= width or not plain.strip():
+            lines.append(line)
+            continue
+        for piece in line[indent:].wrap(out, width - indent, overflow="fold"):
+            piece.rstrip()
+            lines.append(Text(" " * indent) + piece)
+    return Text("\n").join(lines)
+
+
+def show(out: Console, markup: str) -> None:
+    """Print markup wrapped to the terminal's width (rich never breaks inside a word then)."""
+    out.print(wrapped(out, markup), soft_wrap=True)
+
+
 def console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def repro_text(v: Verdict, *, ex, path) -> str:
+    """A short script that reproduces the first failing check (grade exercise N --repro)."""
+    from grader.repro import script
+
+    return script(v, ex=ex, path=path)

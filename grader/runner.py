@@ -119,7 +119,8 @@ def run_suite(harness, ex: Exercise, device: str) -> Collector:
     catalog = load_catalog()
     features = set(ex.features) | {ex.kind} | ({"cuda"} if device == "cuda" else set())
     collector = Collector(harness, features, catalog.points)
-    args = [str(SUITES_DIR), "-q", "-c", os.devnull, "--rootdir", str(SUITES_DIR), "--assert=plain", "--tb=no"]
+    args = [str(SUITES_DIR), "-q", "-c", os.devnull, "--rootdir", str(SUITES_DIR), "--assert=plain", "--tb=no",
+            "--capture=no"]  # pytest must not swap fds 0-2: watch reads keys and prints while a grade runs
     for plugin in UNUSED_PLUGINS:
         args += ["-p", f"no:{plugin}"]
     sink = io.StringIO()

@@ -22,6 +22,7 @@ from grader.sandbox.isolation import Limits, isolate_child, protect_grader, reap
 from grader.sandbox.zygote import Zygote, ZygoteError
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+LIVE: set["Sandbox"] = set()  # running sandboxes, so that cancel_all() can stop them from another thread
 BOOT_S = 90.0  # how long a worker may take to start (torch's import), on top of the submission's budget
 BOOT = "import sys; sys.path.insert(0, sys.argv.pop(1)); from grader.sandbox.worker import main; main()"
 
@@ -70,6 +71,7 @@ class Sandbox:
         self.starts = 0
         self.used = 0.0  # seconds the submission has spent answering requests: the budget counts only these
         self.answered = 0
+        self.cancelled = False
         self.ready = False  # the worker has booted (torch imported, isolated) and waits for requests
         self._began = 0.0
         self._tmp: str | None = None
@@ -78,6 +80,7 @@ class Sandbox:
     def start(self) -> "Sandbox":
         protect_grader()
         self.ready = False
+        LIVE.add(self)
         self._tmp = tempfile.mkdtemp(prefix="attention-kit-")
         target = os.path.join(self._tmp, "submission.py")
         shutil.copyfile(self.submission, target)
@@ -124,6 +127,7 @@ class Sandbox:
         return text
 
     def close(self) -> None:
+        LIVE.discard(self)
         if self.pid is not None:
             self._kill()
             self._drainer.join(timeout=1.0)  # what the worker printed before it ended is kept
@@ -162,6 +166,8 @@ class Sandbox:
     # -- requests --------------------------------------------------------------------------
     def request(self, header: dict, tensors: dict | None = None) -> tuple[dict, dict]:
         """Send one request; return the worker's (header, tensors). Raises WorkerGone or SubmissionError."""
+        if self.gone is None and self.cancelled:
+            raise self._fail("timeout", "cancelled")
         if self.gone is not None:
             raise self.gone
         data = protocol.encode(header, tensors)
@@ -269,7 +275,24 @@ class Sandbox:
             return "crash", f"the worker died from signal {signal.Signals(-code).name}"
         return "crash", f"the submission ended the worker process (exit status {code})"
 
+    def cancel(self) -> None:
+        """Stop the worker from another thread (watch: q, Ctrl-C, a newer save); every later request fails at once."""
+        self.cancelled = True
+        pid = self.pid
+        if pid is not None:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
     def _fail(self, reason: str, detail: str) -> WorkerGone:
+        if self.cancelled:  # not a crash: no restart, no diagnosis
+            reason, detail = "timeout", "grading was stopped before it finished"
         self._kill()
         self.gone = WorkerGone(reason, detail)
         return self.gone
+
+
+def cancel_all() -> None:
+    for sandbox in list(LIVE):
+        sandbox.cancel()
