@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -248,9 +249,12 @@ def hint(exercise, level):
     level = level or hints.next(ex)
     if level > len(ex.hints):
         fail(f"exercise {ex.number} has {len(ex.hints)} hints")
-    hints.mark(ex, level)
     more = f"\nRun `grade hint {ex.number}` again for a more specific one." if level < len(ex.hints) else ""
     show(console(), escape(hint_text(ex, level) + more))
+    try:
+        hints.mark(ex, level)
+    except OSError as exc:
+        fail(f"the hint was not recorded: {environment_error(exc)}")
 
 
 @cli.command()
@@ -282,7 +286,8 @@ def explain(target, lang, fmt, output, list_only, pager):
                 click.echo(f"{topic:<16} {title}")
             return
         color = fmt == "term" and output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        text = render_explainer(target, lang=lang, fmt=fmt, color=color)
+        columns = shutil.get_terminal_size((80, 24)).columns if output is None else 78
+        text = render_explainer(target, lang=lang, fmt=fmt, color=color, width=min(columns, 100))
     except ExplainError as exc:
         fail(str(exc))
     if output is not None:

@@ -1,11 +1,13 @@
 """Terminal presentation: Jinja templates from templates/, printed through rich (honours NO_COLOR)."""
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import jinja2
 from rich.console import Console
 from rich.markup import escape
+from rich.cells import cell_len
 from rich.text import Text
 
 from grader.catalog import kit_dir, load_catalog
@@ -48,12 +50,20 @@ def wrapped(out: Console, markup: str) -> Text:
     for line in Text.from_markup(markup).split("\n", allow_blank=True):
         plain = line.plain
         indent = min(len(plain) - len(plain.lstrip(" ")), width // 2)
-        if out.measure(line).maximum <= width or not plain.strip():
+        if cell_len(plain) <= width or not plain.strip():
             lines.append(line)
             continue
-        for piece in line[indent:].wrap(out, width - indent, overflow="fold"):
+        label = re.match(r" *(?:[a-z][a-z ]{0,15}: )?", plain).end()  # "evidence: ..." hangs under its text
+        hang = label if label - indent <= 10 else indent + 2
+        first, *rest = line[indent:].wrap(out, width - indent, overflow="fold")
+        for piece in rest:
             piece.rstrip()
-            lines.append(Text(" " * indent) + piece)
+        pieces = [(indent, first)]
+        if rest:
+            pieces += [(hang, p) for p in Text(" ").join(rest).wrap(out, width - hang, overflow="fold")]
+        for margin, piece in pieces:
+            piece.rstrip()
+            lines.append(Text(" " * margin) + piece)
     return Text("\n").join(lines)
 
 
