@@ -92,6 +92,9 @@ class Collector:
         if drop:
             config.hook.pytest_deselected(items=drop)
 
+    def pytest_runtest_setup(self, item):
+        self.harness.last_call = None
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
@@ -112,7 +115,8 @@ class Collector:
             status, message, line = _message(self._excs.get(report.nodeid, Exception(report.longreprtext[-300:])))
             if message.startswith("internal grader error"):
                 self.internal.append(f"{name}: {message}")
-        self.results.append(TestResult(name, category, status, message, self.points.get(category, 1), line))
+        repro = self.harness.last_call if status in (Status.FAILED, Status.ERROR) else None
+        self.results.append(TestResult(name, category, status, message, self.points.get(category, 1), line, repro))
 
 
 def run_suite(harness, ex: Exercise, device: str) -> Collector:
