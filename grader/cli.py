@@ -58,6 +58,9 @@ def main() -> None:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if not isinstance(exc.code, (int, type(None))):
             click.echo(exc.code, err=True)
+    except getattr(click.exceptions, "NoArgsIsHelpError", ()) as exc:  # a bare `grade`: its help (click >= 8.2)
+        click.echo(exc.format_message(), err=True)
+        code = exc.exit_code
     except click.ClickException as exc:  # usage (2) and internal (3) errors: one line
         hint = f" (see `{exc.ctx.command_path} --help`)" if isinstance(exc, click.UsageError) and exc.ctx else ""
         click.echo(f"grade: {exc.format_message()}{hint}", err=True)
