@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -13,13 +14,14 @@ import click
 
 from grader import __version__, workspace
 from grader.catalog import UnknownExercise, load_catalog
+from grader.params import EXERCISE, Failure, InternalFailure
 
 USAGE, INTERNAL = 2, 3
 
 
 def fail(message: str, code: int = USAGE):
-    click.echo(f"grade: {message}", err=True)
-    sys.exit(code)
+    """One line on stderr and exit code 2 (usage, environment) or 3 (internal), through click."""
+    raise (InternalFailure if code == INTERNAL else Failure)(message)
 
 
 def _use_pack(ctx, param, value):
@@ -48,6 +50,12 @@ def lookup(key: str):
         fail(str(exc))
 
 
+def environment_error(exc: OSError) -> str:
+    """One line for an OSError the learner's machine caused (permissions, a read-only or full disk)."""
+    where = f" {exc.filename}" if exc.filename else ""
+    return f"cannot write{where}: {exc.strerror or exc} (check the folder's permissions and free space)"
+
+
 def current_workspace(required: bool = False):
     try:
         ws = workspace.find()
@@ -63,11 +71,25 @@ def main() -> None:
     """Entry point: run the CLI, then leave without tearing down torch (which takes ~0.5 s)."""
     code = 0
     try:
-        cli.main(prog_name="grade")
+        returned = cli.main(prog_name="grade", standalone_mode=False)
+        code = returned if isinstance(returned, int) else 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if not isinstance(exc.code, (int, type(None))):
             click.echo(exc.code, err=True)
+    except getattr(click.exceptions, "NoArgsIsHelpError", ()) as exc:  # a bare `grade`: its help (click >= 8.2)
+        click.echo(exc.format_message(), err=True)
+        code = exc.exit_code
+    except click.ClickException as exc:  # usage (2) and internal (3) errors: one line
+        hint = f" (see `{exc.ctx.command_path} --help`)" if isinstance(exc, click.UsageError) and exc.ctx else ""
+        click.echo(f"grade: {exc.format_message()}{hint}", err=True)
+        code = exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("grade: aborted", err=True)
+        code = 1
+    except OSError as exc:  # the machine, not the grader: permissions, a read-only or full disk
+        click.echo(f"grade: {environment_error(exc)}", err=True)
+        code = USAGE
     except Exception as exc:  # a bug in the grader: one line, exit 3, never a traceback
         click.echo(f"grade: internal grader error, please report it: {type(exc).__name__}: {exc}", err=True)
         code = INTERNAL
@@ -99,6 +121,10 @@ def init(directory):
     click.echo(f"Created workspace {ws.root}\nNext: cd {directory} && edit exercises/{first.file}, then run `grade exercise {first.number}`.")
 
 
+STATUS_STYLE = {"passed": "[green]✓ passed[/]", "passed, failing now": "[yellow]✓ passed (failing now)[/]",
+                "in progress": "[yellow]in progress[/]", "not started": "not started"}
+
+
 @cli.command("list")
 @pack_option
 def list_exercises():
@@ -110,15 +136,7 @@ def list_exercises():
     ws = current_workspace()
     table = Table("#", "slug", "title", "status", box=None, pad_edge=False)
     for ex in load_catalog().exercises:
-        if ws is None:
-            status = "-"
-        elif ex.number in ws.passed:
-            status = "[green]✓ passed[/]"
-        elif ws.file_for(ex).exists() and ws.file_for(ex).read_text(encoding="utf-8").split() != ex.skeleton_path.read_text(encoding="utf-8").split():
-            status = "[yellow]in progress[/]"
-        else:
-            status = "not started"
-        table.add_row(str(ex.number), ex.slug, ex.title, status)
+        table.add_row(str(ex.number), ex.slug, ex.title, "-" if ws is None else STATUS_STYLE[ws.status(ex)])
     out = console()
     out.print(table)
     if ws is None:
@@ -139,62 +157,81 @@ def _grade(ex, path: Path, *, device: str, timeout: float, policy_file: Path | N
         fail(f"internal grader error, please report it: {exc}", INTERNAL)
 
 
+def _record(ws, ex, verdict) -> str | None:
+    """Save the outcome in the workspace; the one-line problem when it cannot be saved (a read-only folder)."""
+    try:
+        ws.record(ex, verdict.passed)
+        if verdict.state == "not_started":
+            workspace.Hints(ws).mark(ex, 1)  # the not-started screen shows hint 1
+    except OSError as exc:
+        return f"your progress was not saved: {environment_error(exc)}"
+    return None
+
+
 def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bool, timeout: float,
-               policy_file: Path | None = None):
+               policy_file: Path | None = None, repro: bool = False):
     """Grade one exercise and print the verdict; returns the exit code."""
-    from grader.render import console, verdict_text
+    from grader.render import console, repro_text, show, verdict_text
 
     ws = current_workspace(required=path is None)
     path = path or ws.file_for(ex)
     if not path.is_file():
         fail(f"no such file: {path}" + (" (run `grade reset %d` to restore it)" % ex.number if ws and ws.owns(path, ex) else ""))
     verdict = _grade(ex, path, device=device, timeout=timeout, policy_file=policy_file)
-    if ws is not None and ws.owns(path, ex):
-        ws.record(ex, verdict.passed)
+    owned = ws is not None and ws.owns(path, ex)
+    if not owned and verdict.state == "not_started":
+        workspace.Hints(None).mark(ex, 1)
     if as_json:
         click.echo(json.dumps(verdict.to_json(), ensure_ascii=False))
+    elif repro:
+        click.echo(repro_text(verdict, ex=ex, path=path))
     else:
-        shown = str(path)
-        arg = "" if ws is not None and ws.owns(path, ex) else f" {shown}"
-        console().print(verdict_text(verdict, path=shown, path_arg=arg, verbose=verbose))
+        show(console(), verdict_text(verdict, path=str(path), path_arg="" if owned else f" {path}", verbose=verbose))
+    problem = _record(ws, ex, verdict) if owned else None
+    if problem:  # shown after the verdict, which was computed all the same
+        fail(problem)
     return 0 if verdict.passed else 1
 
 
+DEVICE = click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
+                      help="Where to run the suites; auto uses CUDA when PyTorch sees a GPU.")
+TIMEOUT = click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
+                       help="Seconds the submission's own code may run in all (starting the worker is not counted).")
+
+
 @cli.command()
-@click.argument("exercise")
+@click.argument("exercise", type=EXERCISE)
 @click.argument("path", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @pack_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (schema_version 1) and nothing else.")
-@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
-              help="Where to run the suites; auto uses CUDA when PyTorch sees a GPU.")
+@DEVICE
 @click.option("--verbose", "-v", is_flag=True, help="List every test and show what your code printed.")
-@click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
-              help="Wall-clock seconds the submission may use in all.")
+@TIMEOUT
 @click.option("--policy", "policy_file", type=click.Path(dir_okay=False, path_type=Path),
               help="An instructor's policy TOML extending the kit's (allowed imports, denied names; see SECURITY.md).")
-def exercise(exercise, path, as_json, device, verbose, timeout, policy_file):
+@click.option("--repro", is_flag=True, help="Print a short runnable script reproducing the first failing check.")
+def exercise(exercise, path, as_json, device, verbose, timeout, policy_file, repro):
     """Grade EXERCISE (number or slug). PATH defaults to the workspace's file for it."""
-    ex = lookup(exercise)
-    sys.exit(_grade_one(ex, path, as_json=as_json, device=device, verbose=verbose, timeout=timeout,
-                        policy_file=policy_file))
+    sys.exit(_grade_one(exercise, path, as_json=as_json, device=device, verbose=verbose, timeout=timeout,
+                        policy_file=policy_file, repro=repro))
 
 
 @cli.command("all")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document with every verdict.")
-@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
-@click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True)
+@DEVICE
+@TIMEOUT
 def grade_all(as_json, device, timeout):
     """Grade every exercise in this workspace and summarise."""
     from grader.render import console
 
     ws = current_workspace(required=True)
-    verdicts = []
+    verdicts, problem = [], None
     for ex in load_catalog().exercises:
         path = ws.file_for(ex)
         if not path.is_file():
             fail(f"no such file: {path} (run `grade reset {ex.number}` to restore it)")
         v = _grade(ex, path, device=device, timeout=timeout)
-        ws.record(ex, v.passed)
+        problem = _record(ws, ex, v) or problem
         verdicts.append(v)
     if as_json:
         click.echo(json.dumps({"schema_version": 1, "results": [v.to_json() for v in verdicts]}, ensure_ascii=False))
@@ -205,47 +242,51 @@ def grade_all(as_json, device, timeout):
             why = "" if v.passed or not v.diagnoses else f"  {v.diagnoses[0].title}"
             out.print(f"{mark} {v.exercise} {v.slug:<22} {v.score:>3}/{v.max_score:<3}{why}")
         out.print(f"\n{sum(v.passed for v in verdicts)} of {len(verdicts)} exercises passed.")
+    if problem:
+        fail(problem)
     sys.exit(0 if all(v.passed for v in verdicts) else 1)
 
 
 @cli.command()
-@click.argument("exercise")
+@click.argument("exercise", type=EXERCISE)
 @click.option("--yes", is_flag=True, help="Do not ask before overwriting your file.")
 def reset(exercise, yes):
     """Restore EXERCISE's file in this workspace to the original skeleton."""
-    ex = lookup(exercise)
     ws = current_workspace(required=True)
-    if not yes and ws.file_for(ex).exists() and sys.stdin.isatty():
-        click.confirm(f"Overwrite {ws.file_for(ex)} with the skeleton?", abort=True)
-    path = workspace.reset(ws, ex)
+    if not yes and ws.file_for(exercise).exists() and sys.stdin.isatty():
+        click.confirm(f"Overwrite {ws.file_for(exercise)} with the skeleton?", abort=True)
+    path = workspace.reset(ws, exercise)
     click.echo(f"Restored {path} to the skeleton.")
 
 
 @cli.command()
-@click.argument("exercise")
+@click.argument("exercise", type=EXERCISE)
 @click.option("--level", type=click.IntRange(1), help="Show this hint level instead of the next one.")
 def hint(exercise, level):
-    """Show the next hint for EXERCISE (hints escalate each time you ask)."""
-    ex = lookup(exercise)
-    ws = current_workspace()
-    if level is None:
-        level = min((ws.hint_level.get(ex.number, 0) if ws else 0) + 1, len(ex.hints))
+    """Show the next hint for EXERCISE (hints escalate each time you ask, in a workspace or not)."""
+    from rich.markup import escape
+
+    from grader.render import console, hint_text, show
+
+    ex = exercise
+    hints = workspace.Hints(current_workspace())
+    level = level or hints.next(ex)
     if level > len(ex.hints):
         fail(f"exercise {ex.number} has {len(ex.hints)} hints")
-    if ws is not None:
-        ws.hint_level[ex.number] = max(level, ws.hint_level.get(ex.number, 0))
-        ws.save()
-    click.echo(f"Hint {level}/{len(ex.hints)} for exercise {ex.number} ({ex.slug}):\n  {ex.hints[level - 1]}")
-    if level < len(ex.hints):
-        click.echo(f"Run `grade hint {ex.number}` again for a more specific one.")
+    more = f"\nRun `grade hint {ex.number}` again for a more specific one." if level < len(ex.hints) else ""
+    show(console(), escape(hint_text(ex, level) + more))
+    try:
+        hints.mark(ex, level)
+    except OSError as exc:
+        fail(f"the hint was not recorded: {environment_error(exc)}")
 
 
 @cli.command()
-@click.argument("exercise")
+@click.argument("exercise", type=EXERCISE)
 @click.option("--force", is_flag=True, help="Show it even though you have not passed the exercise.")
 def solution(exercise, force):
     """Show the reference solution for EXERCISE once you have passed it."""
-    ex = lookup(exercise)
+    ex = exercise
     ws = current_workspace()
     if not force and (ws is None or ex.number not in ws.passed):
         fail(f"pass exercise {ex.number} first (or use --force): solutions are more useful after your own attempt")
@@ -258,7 +299,8 @@ def solution(exercise, force):
 @click.option("--format", "fmt", type=click.Choice(["term", "md", "html"]), default="term", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE instead of stdout.")
 @click.option("--list", "list_only", is_flag=True, help="List the topics.")
-def explain(target, lang, fmt, output, list_only):
+@click.option("--pager/--no-pager", default=None, help="Page long output (default: when stdout is a terminal).")
+def explain(target, lang, fmt, output, list_only, pager):
     """Q&A explainers for exercise N (all its topics) or one TOPIC, with live numbers and heat maps."""
     from grader.explain import ExplainError, list_topics, render_explainer
 
@@ -268,26 +310,29 @@ def explain(target, lang, fmt, output, list_only):
                 click.echo(f"{topic:<16} {title}")
             return
         color = fmt == "term" and output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        text = render_explainer(target, lang=lang, fmt=fmt, color=color)
+        columns = shutil.get_terminal_size((80, 24)).columns if output is None else 78
+        text = render_explainer(target, lang=lang, fmt=fmt, color=color, width=min(columns, 100))
     except ExplainError as exc:
         fail(str(exc))
-    if output is None:
-        click.echo(text)
-    else:
+    if output is not None:
         output.write_text(text, encoding="utf-8")
         click.echo(f"Wrote {output}")
+    elif pager if pager is not None else (fmt == "term" and sys.stdout.isatty()):
+        click.echo_via_pager(text, color=color)
+    else:
+        click.echo(text)
 
 
 @cli.command()
-@click.argument("exercise", required=False)
-@click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True)
+@click.argument("exercise", required=False, type=EXERCISE)
+@TIMEOUT
 def watch(exercise, timeout):
     """Re-grade on every save (the first unfinished exercise, or EXERCISE); keys h e n l q."""
     from grader import watch as watching
     from grader.render import console
 
     ws = current_workspace(required=True)
-    watching.run(ws=ws, exercise=lookup(exercise) if exercise else None, console=console(), timeout=timeout)
+    watching.run(ws=ws, exercise=exercise, console=console(), timeout=timeout)
 
 
 # -- instructors and hiring teams (grader/instructor/) ---------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 import contextvars
 import importlib.util
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import torch
@@ -75,6 +75,8 @@ class Harness:
     load_error: Exception | None = None  # what importing the submission raised, if anything
     seed: int = 1234
     max_starts: int = 3  # a crashed worker is restarted for the next test, this many times in all
+    last_call: dict | None = None  # the latest call sent to the submission, for `grade exercise N --repro`
+    _origins: dict = field(default_factory=dict)  # id(tensor or weights dict) -> how to draw it again
 
     @cached_property
     def reference(self):
@@ -94,10 +96,25 @@ class Harness:
             fan_in = p.shape[-1] if p.dim() > 1 else 1
             scale = 1.3 / math.sqrt(fan_in) if p.dim() > 1 else 0.2
             out[name] = torch.randn(p.shape, generator=g, dtype=torch.float64) * scale
+        self._origins[id(out)] = (out, {"seed": self.seed + salt, "draws": [[n, list(t.shape), 1.3 / math.sqrt(
+            t.shape[-1]) if t.dim() > 1 else 0.2] for n, t in out.items()]})
         return out
 
     def randn(self, *shape: int, salt: int = 0) -> torch.Tensor:
-        return torch.randn(shape, generator=self.generator(1000 + salt), dtype=torch.float64)
+        t = torch.randn(shape, generator=self.generator(1000 + salt), dtype=torch.float64)
+        self._origins[id(t)] = (t, {"shape": list(shape), "seed": self.seed + 1000 + salt})
+        return t
+
+    def recipe(self, obj) -> dict:
+        """How a tensor (or weights dict) sent to the submission can be made again: a seed, or its values if small."""
+        known = self._origins.get(id(obj))
+        if known is not None and known[0] is obj:
+            return known[1]
+        if isinstance(obj, torch.Tensor):
+            small = obj.numel() <= 64
+            return {"shape": list(obj.shape), "dtype": str(obj.dtype).removeprefix("torch."),
+                    "values": obj.tolist() if small else None}
+        return {"names": sorted(obj)} if obj else {}
 
     # -- the reference, in this (trusted) process -----------------------------------------
     def ref_module(self, init: dict, params: dict, *, dtype=torch.float64, train=False):
@@ -180,6 +197,10 @@ class Harness:
         if grad_out is not None:
             header["grad"] = [f"gout{i}" for i in range(len(grad_out))]
             tensors.update({f"gout{i}": g for i, g in enumerate(grad_out)})
+        self.last_call = {"entry": self.exercise.entry, "init": init, "dtype": DTYPE_NAMES[dtype], "train": train,
+                          "device": device, "seed": seed, "grad": grad_out is not None, "scalars": scalars,
+                          "args": [self.recipe(a) for a in args], "params": self.recipe(params) if params else None,
+                          "kwargs": {k: self.recipe(v) for k, v in (kwargs or {}).items() if isinstance(v, torch.Tensor)}}
         reply, out = self.request(header, tensors)
         shapes = reply.get("outputs")
         expect(isinstance(shapes, list) and len(shapes) == n_outputs,

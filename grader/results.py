@@ -27,6 +27,7 @@ class TestResult:
     evidence: tuple[str, ...] = ()  # diagnosis ids this failure is evidence for (declared by its check)
     init: dict | None = None  # the constructor arguments of a parametrized check (not in to_json)
     own: bool = False  # a check of the exercise's own module, not a generic one (not in to_json)
+    repro: dict | None = None  # how to reproduce a failed check: {"init", "inputs", "call", "seed", ...} (grade --repro)
 
     @property
     def score(self) -> int:
@@ -51,7 +52,7 @@ class Verdict:
     diagnoses: list[Diagnosis]
     device: str
     duration_s: float
-    state: str = "graded"  # "graded" | "not_started"
+    state: str = "graded"  # "graded" | "not_started" (untouched, empty or unimplemented: scores 0)
     output: str = ""  # what the submission printed (truncated)
     topics: tuple[str, ...] = ()
     attention: dict | None = None  # submission vs reference weights (grade(capture_attention=True)); not in to_json
@@ -59,8 +60,13 @@ class Verdict:
     localization: dict | None = None  # {"line", "stage", "matched_through", "evidence"} for a failing verdict (feedback only)
 
     @property
+    def credited(self) -> bool:
+        """Whether tests earn points: never for a file not started (untouched, empty, unimplemented)."""
+        return self.state != "not_started"
+
+    @property
     def score(self) -> int:
-        return sum(t.score for t in self.tests)
+        return sum(t.score for t in self.tests) if self.credited else 0
 
     @property
     def max_score(self) -> int:
@@ -84,7 +90,8 @@ class Verdict:
             "state": self.state,
             "tests": [
                 {"name": t.name, "category": t.category, "status": t.status.value, "message": t.message,
-                 "points": t.points, "score": t.score, "line": t.line, "code": t.code}
+                 "points": t.points, "score": t.score if self.credited else 0, "line": t.line, "code": t.code,
+                 "repro": t.repro}
                 for t in self.tests
             ],
             "diagnoses": [asdict(d) for d in self.diagnoses],

@@ -15,6 +15,7 @@ from grader.catalog import Exercise, load_catalog
 from grader.results import Status, TestResult, Verdict
 from grader.sandbox import Limits, Sandbox, SubmissionError, WorkerGone
 from grader.sandbox.zygote import Zygote
+from grader.source import Unreadable, is_blank, python_copy, read_submission
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 UNUSED_PLUGINS = ("cacheprovider", "randomly", "xdist", "timeout", "unraisableexception", "threadexception",
@@ -106,6 +107,9 @@ class Collector:
         if drop:
             config.hook.pytest_deselected(items=drop)
 
+    def pytest_runtest_setup(self, item):
+        self.harness.last_call = None
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
@@ -130,8 +134,9 @@ class Collector:
             evidence = _evidence(declared, code)
             if message.startswith("internal grader error"):
                 self.internal.append(f"{name}: {message}")
+        repro = self.harness.last_call if status in (Status.FAILED, Status.ERROR) else None
         self.results.append(TestResult(name, category, status, message, self.points.get(category, 1), line, code,
-                                       evidence, init, own))
+                                       evidence, init, own, repro))
 
 
 def run_suite(harness, ex: Exercise, device: str) -> Collector:
@@ -141,7 +146,8 @@ def run_suite(harness, ex: Exercise, device: str) -> Collector:
     if own_checks(ex):
         features.add("exercise_checks")
     collector = Collector(harness, features, load_catalog(ex.pack).points)
-    args = [str(SUITES_DIR), "-q", "-c", os.devnull, "--rootdir", str(SUITES_DIR), "--assert=plain", "--tb=no"]
+    args = [str(SUITES_DIR), "-q", "-c", os.devnull, "--rootdir", str(SUITES_DIR), "--assert=plain", "--tb=no",
+            "--capture=no"]  # pytest must not swap fds 0-2: watch reads keys and prints while a grade runs
     for plugin in UNUSED_PLUGINS:
         args += ["-p", f"no:{plugin}"]
     from grader.harness import PRECISION_NOTES  # imports torch
@@ -200,13 +206,19 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
     started = time.perf_counter()
     if ex.limits:  # the exercise's own sandbox limits (info.toml `limits`), e.g. a memory budget the suite relies on
         limits = dataclasses.replace(limits, **{k: v for k, v in ex.limits.items() if k in ("memory_mb", "cpu_s")})
-    source = Path(path).read_text(encoding="utf-8", errors="replace")
-    blocked, violations, syntax = None, [], None
+    blocked, violations, syntax, unreadable = None, [], None, None
+    try:
+        source = read_submission(path)
+    except Unreadable as exc:
+        source, unreadable = "", str(exc)
+    original, path = path, python_copy(path, source)  # a notebook's code cells are graded from a .py copy
     try:
         violations = policy.check(source, policy=policy.load_policy(policy_file), forbidden=ex.forbidden)
     except SyntaxError as exc:
         syntax = exc
         blocked = f"syntax error at line {exc.lineno}: {exc.msg}"
+    blank = is_blank(source) and not unreadable
+    blocked = unreadable or blocked
     if violations:
         blocked = "; ".join(str(v) for v in violations)
     global _GRADED
@@ -228,10 +240,15 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
         verdict.notes = collector.notes if verdict.passed else []  # correct but less precise: said, not failed
         from grader.diagnosis import diagnose
 
-        verdict.diagnoses = [] if verdict.passed else diagnose(
-            ex, harness, verdict, violations=violations, syntax=syntax, untouched=is_untouched(ex, source))
-        if any(d.id == "not_started" for d in verdict.diagnoses):
-            verdict.state = "not_started"
+        from grader.diagnosis import make
+
+        if unreadable or blank:
+            verdict.diagnoses = [make("syntax_error" if unreadable else "not_started",
+                                      unreadable or "the file is empty: it defines nothing yet")]
+        elif not verdict.passed:  # an untouched skeleton that runs (fix-the-bug) still shows what fails
+            verdict.diagnoses = diagnose(ex, harness, verdict, violations=violations, syntax=syntax)
+        if blank or is_untouched(ex, source) or any(d.id == "not_started" for d in verdict.diagnoses):
+            verdict.state = "not_started"  # scores 0 everywhere (Verdict.score)
         if capture_attention and not verdict.passed and sandbox is not None and sandbox.gone is None:
             from grader.probes import attention_weights
 
@@ -244,8 +261,10 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
             raise InternalError("; ".join(collector.internal))
     finally:
         if sandbox is not None:
+            sandbox.close()  # first: what the worker printed up to its end is drained
             verdict_output = sandbox.captured_output()
-            sandbox.close()
+        if path != original:
+            Path(path).unlink(missing_ok=True)
     if sandbox is not None:
         verdict.output = verdict_output
     verdict.duration_s = time.perf_counter() - started

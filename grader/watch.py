@@ -16,8 +16,10 @@ import time
 import tty
 from pathlib import Path
 
+from rich.markup import escape
+
 from grader.catalog import Exercise, load_catalog
-from grader.workspace import Workspace
+from grader.workspace import Hints, Workspace
 
 KEYS = "[bold]h[/] hint · [bold]e[/] explain · [bold]n[/] next · [bold]l[/] list · [bold]q[/] quit"
 
@@ -46,55 +48,108 @@ def _watch_files(folder: Path, events: queue.Queue, stop: threading.Event) -> No
 
 
 class Watcher:
+    """One screen: the verdict of the exercise being edited. Grades run in a thread so keys stay live."""
+
     def __init__(self, ws: Workspace, start: Exercise, console, *, timeout: float):
         self.ws, self.ex, self.console, self.timeout = ws, start, console, timeout
         self.catalog = load_catalog()
-        self.extra = ""  # hint or list shown under the verdict until the next redraw
+        self.hints = Hints(ws)
+        self.results: queue.Queue = queue.Queue()
+        self.job: threading.Thread | None = None
+        self.generation = 0
+        self.passed_next: Exercise | None = None  # a pass stays on screen until a key moves on to this one
+        self.verdict = None
 
-    def grade(self):
-        from grader.render import verdict_text
+    # -- grading in the background ----------------------------------------------------------
+    def grade(self) -> None:
+        """Start grading self.ex (stopping a grade still running); the screen says so at once."""
+        self.cancel()
+        self.generation += 1
+        self.passed_next = None
+        self.console.print(f"\n[bold]⧗ grading exercise {self.ex.number} ({self.ex.slug})…[/] [dim]q quits[/]")
+        self.job = threading.Thread(target=self._grade, args=(self.ex, self.generation), daemon=True)
+        self.job.start()
+
+    def _grade(self, ex: Exercise, generation: int) -> None:
         from grader.runner import grade
         from grader.sandbox import Limits
 
         started = time.perf_counter()
-        v = grade(exercise=self.ex, path=self.ws.file_for(self.ex), device="cpu", limits=Limits(wall_s=self.timeout), warm=True)
-        self.ws.record(self.ex, v.passed)
-        self.console.clear()
-        done = len(self.ws.passed)
-        self.console.print(f"[bold]attention-kit watch[/] · exercise {self.ex.number}/{len(self.catalog.exercises)} · "
-                           f"{done} passed · graded in {time.perf_counter() - started:.2f} s\n")
-        self.console.print(verdict_text(v, path=str(self.ws.file_for(self.ex)), watching=True))
-        if v.passed:
-            nxt = self.next_pending()
-            if nxt is not None:
-                self.console.print(f"\n[green]Moving on to exercise {nxt.number}: {nxt.title}[/]")
-                self.ex = nxt
-                return self.grade_quietly_next()
-        self.console.print(f"\n{KEYS}")
-        return v
+        try:
+            v = grade(exercise=ex, path=self.ws.file_for(ex), device="cpu", limits=Limits(wall_s=self.timeout), warm=True)
+        except Exception as exc:  # shown on the screen; watching goes on
+            v = exc
+        self.results.put((generation, ex, v, time.perf_counter() - started))
 
-    def grade_quietly_next(self):
-        time.sleep(0.8)  # let the learner see the pass before the next exercise's screen
-        return self.grade()
+    def cancel(self) -> None:
+        """Stop a running grade within a fraction of a second: its worker is killed."""
+        from grader.sandbox.session import cancel_all
+
+        if self.job is not None and self.job.is_alive():
+            self.generation += 1  # its result, when it comes, is ignored
+            cancel_all()
+            self.job.join(timeout=0.3)
+
+    def poll(self) -> None:
+        """Show the newest grade's verdict if it has finished."""
+        while not self.results.empty():
+            generation, ex, v, took = self.results.get()
+            if generation == self.generation:
+                self.show(ex, v, took)
+
+    def show(self, ex: Exercise, v, took: float) -> None:
+        from grader.render import show, verdict_text
+
+        self.console.clear()
+        if isinstance(v, Exception):
+            self.console.print(f"[red]grading failed: {escape(f'{type(v).__name__}: {v}')}[/]\n\n{KEYS}")
+            return
+        self.verdict = v
+        problem = None
+        try:
+            self.ws.record(ex, v.passed)
+            if v.state == "not_started":
+                self.hints.mark(ex, 1)  # hint 1 is on the screen: h shows hint 2
+        except OSError as exc:
+            problem = f"progress not saved: {exc.strerror or exc}"
+        self.console.print(f"[bold]attention-kit watch[/] · exercise {ex.number}/{len(self.catalog.exercises)} · "
+                           f"{len(self.ws.passed)} passed · graded in {took:.2f} s\n")
+        show(self.console, verdict_text(v, path=str(self.ws.file_for(ex)), watching=True))
+        if problem:
+            self.console.print(f"[yellow]{escape(problem)}[/]")
+        nxt = self.next_pending() if v.passed else None
+        if nxt is not None:
+            self.passed_next = nxt
+            self.console.print(f"\n[green]Press any key for exercise {nxt.number}: {escape(nxt.title)}[/] "
+                               "(or keep editing; q quits)")
+        else:
+            self.console.print(f"\n{KEYS}")
 
     def next_pending(self) -> Exercise | None:
         later = [e for e in self.catalog.exercises if e.number > self.ex.number and e.number not in self.ws.passed]
         earlier = [e for e in self.catalog.exercises if e.number < self.ex.number and e.number not in self.ws.passed]
         return (later or earlier or [None])[0]
 
+    # -- keys ------------------------------------------------------------------------------
     def key(self, ch: str) -> bool:
         """Handle one key; False means quit."""
+        from grader.render import hint_text, show
+
         if ch in ("q", "\x04"):
             return False
-        if ch == "h":
-            level = min(self.ws.hint_level.get(self.ex.number, 0) + 1, len(self.ex.hints))
-            self.ws.hint_level[self.ex.number] = level
-            self.ws.save()
-            self.console.print(f"\n[bold]Hint {level}/{len(self.ex.hints)}:[/] {self.ex.hints[level - 1]}")
+        if self.passed_next is not None:
+            self.ex = self.passed_next
+            self.grade()
+        elif ch == "h":
+            level = self.hints.next(self.ex)
+            if level <= self.hints.seen(self.ex):
+                self.console.print(f"\n[dim]That was the last hint ({level}/{len(self.ex.hints)}); "
+                                   "[bold]e[/] opens the explainers.[/]")
+                return True
+            self.hints.mark(self.ex, level)
+            show(self.console, "\n" + escape(hint_text(self.ex, level)))
         elif ch == "e":
-            from grader.explain import render_explainer
-
-            self.console.print(render_explainer(str(self.ex.number), fmt="term"), markup=False)
+            self.explain()
         elif ch == "n":
             self.ex = self.catalog.next_after(self.ex) or self.catalog.exercises[0]
             self.grade()
@@ -102,6 +157,21 @@ class Watcher:
             marks = [f"{'✓' if e.number in self.ws.passed else '·'} {e.number} {e.slug}" for e in self.catalog.exercises]
             self.console.print("\n" + "\n".join(marks), markup=False)
         return True
+
+    def explain(self) -> None:
+        """The exercise's explainers in a pager ($PAGER, else less), wrapped to the terminal's width."""
+        import click
+
+        from grader.explain import render_explainer
+
+        if self.job is not None and self.job.is_alive():  # the suite redirects sys.stdout while it runs
+            self.job.join(timeout=3)
+            self.cancel()
+            self.poll()
+        color = self.console.color_system is not None
+        text = render_explainer(str(self.ex.number), fmt="term", color=color, width=min(self.console.width, 100))
+        click.echo_via_pager(text, color=color)
+        self.console.print(f"\n{KEYS}")
 
 
 def run(*, ws: Workspace, exercise: Exercise | None, console, timeout: float = 30.0, stdin=None) -> None:
@@ -111,11 +181,14 @@ def run(*, ws: Workspace, exercise: Exercise | None, console, timeout: float = 3
     stdin = stdin or sys.stdin
     catalog = load_catalog()
     start = exercise or next((e for e in catalog.exercises if e.number not in ws.passed), catalog.exercises[0])
-    keep_warm()
-    watcher = Watcher(ws, start, console, timeout=timeout)
+    import watchfiles  # noqa: F401  (imported here, not in its thread, so that watching starts before grading)
+
     events: queue.Queue = queue.Queue()
     stop = threading.Event()
     threading.Thread(target=_watch_files, args=(ws.root / "exercises", events, stop), daemon=True).start()
+    keep_warm()
+    console.file = sys.stdout  # bound now: while a suite runs in the grading thread, sys.stdout is redirected
+    watcher = Watcher(ws, start, console, timeout=timeout)
     try:
         with keypresses(stdin) as key_fd:
             watcher.grade()
@@ -123,6 +196,7 @@ def run(*, ws: Workspace, exercise: Exercise | None, console, timeout: float = 3
                 ready = select.select([key_fd], [], [], 0.05)[0] if key_fd is not None else time.sleep(0.05)
                 if ready and not watcher.key(os.read(key_fd, 1).decode(errors="ignore")):
                     break
+                watcher.poll()
                 changed = set()
                 while not events.empty():
                     changed.add(events.get().resolve())
@@ -135,4 +209,5 @@ def run(*, ws: Workspace, exercise: Exercise | None, console, timeout: float = 3
         pass
     finally:
         stop.set()
+        watcher.cancel()
         console.print("\nBye: your progress is saved.")

@@ -18,8 +18,9 @@ class WorkspaceError(Exception):
 @dataclass
 class Workspace:
     root: Path
-    passed: set[int] = field(default_factory=set)
+    passed: set[int] = field(default_factory=set)  # ever passed: keeps the solution unlocked
     hint_level: dict[int, int] = field(default_factory=dict)
+    failing: set[int] = field(default_factory=set)  # passed once, failing since the last grade
 
     @property
     def state_path(self) -> Path:
@@ -29,12 +30,26 @@ class Workspace:
         return self.root / "exercises" / ex.file
 
     def save(self) -> None:
-        data = {"version": 1, "passed": sorted(self.passed), "hint_level": {str(k): v for k, v in self.hint_level.items()}}
+        data = {"version": 1, "passed": sorted(self.passed), "hint_level": {str(k): v for k, v in self.hint_level.items()},
+                "failing": sorted(self.failing)}
         self.state_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
     def record(self, ex: Exercise, passed: bool) -> None:
-        (self.passed.add if passed else self.passed.discard)(ex.number)
+        """A grade's outcome. Passing is never taken back (the solution stays unlocked); a later failure is noted."""
+        if passed:
+            self.passed.add(ex.number)
+            self.failing.discard(ex.number)
+        elif ex.number in self.passed:
+            self.failing.add(ex.number)
         self.save()
+
+    def status(self, ex: Exercise) -> str:
+        if ex.number in self.passed:
+            return "passed, failing now" if ex.number in self.failing else "passed"
+        path = self.file_for(ex)
+        started = path.exists() and path.read_text(encoding="utf-8", errors="replace").split() != \
+            ex.skeleton_path.read_text(encoding="utf-8").split()
+        return "in progress" if started else "not started"
 
     def owns(self, path: Path, ex: Exercise) -> bool:
         """Whether path is this workspace's file for ex (only then does grading it count as progress)."""
@@ -50,7 +65,8 @@ def find(start: Path | None = None) -> Workspace | None:
             try:
                 data = json.loads(state.read_text(encoding="utf-8"))
                 return Workspace(folder, set(data.get("passed", [])),
-                                 {int(k): int(v) for k, v in data.get("hint_level", {}).items()})
+                                 {int(k): int(v) for k, v in data.get("hint_level", {}).items()},
+                                 set(data.get("failing", [])))
             except (ValueError, TypeError, AttributeError):
                 raise WorkspaceError(f"{state} is damaged; delete it to start the progress record afresh") from None
     return None
@@ -71,7 +87,51 @@ def create(root: Path, catalog: Catalog) -> Workspace:
 
 
 def reset(ws: Workspace, ex: Exercise) -> Path:
+    """Restore the skeleton; a reset is a fresh start, so this (only this) forgets that ex was passed."""
     target = ws.file_for(ex)
     shutil.copyfile(ex.skeleton_path, target)
-    ws.record(ex, False)
+    ws.passed.discard(ex.number)
+    ws.failing.discard(ex.number)
+    ws.save()
     return target
+
+
+class Hints:
+    """How far the learner has read the hints of each exercise: in the workspace, else in the user's cache dir."""
+
+    def __init__(self, ws: Workspace | None):
+        self.ws = ws
+        self.path = None if ws is not None else cache_dir() / "hints.json"
+        self.levels: dict[int, int] = ws.hint_level if ws is not None else self._load()
+
+    def _load(self) -> dict[int, int]:
+        try:
+            return {int(k): int(v) for k, v in json.loads(self.path.read_text(encoding="utf-8")).items()}
+        except (OSError, ValueError, TypeError, AttributeError):
+            return {}
+
+    def seen(self, ex: Exercise) -> int:
+        return self.levels.get(ex.number, 0)
+
+    def next(self, ex: Exercise) -> int:
+        return min(self.seen(ex) + 1, len(ex.hints))
+
+    def mark(self, ex: Exercise, level: int) -> None:
+        """The learner has now seen hints up to level (a lower level never lowers it)."""
+        if level <= self.seen(ex):
+            return
+        self.levels[ex.number] = level
+        if self.ws is not None:
+            self.ws.save()
+            return
+        try:  # outside a workspace the record is a convenience: a read-only cache never stops a hint
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps({str(k): v for k, v in self.levels.items()}), encoding="utf-8")
+        except OSError:
+            pass
+
+
+def cache_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("attention-kit", appauthor=False))

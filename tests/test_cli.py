@@ -98,9 +98,9 @@ def test_workspace_flow(tmp_path):
     assert untouched.returncode == 1
     assert "not started" in untouched.stdout and "Hint 1/3" in untouched.stdout
 
-    first = run_grade("hint", "1", cwd=ws).stdout
+    first = run_grade("hint", "1", cwd=ws).stdout  # hint 1 was on the not-started screen
     second = run_grade("hint", "1", cwd=ws).stdout
-    assert "Hint 1/3" in first and "Hint 2/3" in second
+    assert "Hint 2/3" in first and "Hint 3/3" in second
     assert "Hint 3/3" in run_grade("hint", "1", "--level", "3", cwd=ws).stdout
 
     gated = run_grade("solution", "1", cwd=ws)

@@ -252,3 +252,14 @@ def test_html_renders_in_headless_chromium(tmp_path, target, lang):
     assert shot.exists(), "chromium wrote no screenshot"
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 30_000
+
+
+def test_explainers_name_their_sources_and_say_why_a_discrepancy_matters():
+    from grader.explain import render_explainer
+
+    for lang, vague, why in (("en", "one of the source tutorials", "Why it matters to you"), ("zh", "一篇源教程", "这对你的意义")):
+        pages = {t: render_explainer(t, lang=lang, fmt="md") for t in ("qkv", "self_attention", "view_transpose")}
+        assert not [t for t, page in pages.items() if vague in page.lower()], lang
+        assert "Single Head Self-Attention" in pages["self_attention"]
+        assert "Attention" in pages["view_transpose"] and why in pages["view_transpose"]
+        assert "Your journey starts with one step" in pages["qkv"] and why in pages["qkv"]

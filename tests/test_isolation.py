@@ -121,7 +121,13 @@ def test_worker_cannot_read_the_kit(probe):
         attempt("list the kit", lambda: os.listdir({str(ROOT)!r}))
         attempt("proc of the grader", lambda: os.listdir("/proc/{os.getpid()}/cwd"))
     ''')
-    refused(result, *map(str, secrets), "import the suites", "list the kit", "proc of the grader")
+    refused(result, *map(str, secrets), "import the suites", "proc of the grader")
+    # A venv inside the clone (.venv/, the README's natural layout) is bound at its own path, so the clone's
+    # folder exists in the worker's root; listing it may then show that venv's folder name and nothing else.
+    venvs = {Path(p).relative_to(ROOT).parts[0] for p in sys.path
+             if Path(p).is_relative_to(ROOT) and "site-packages" in Path(p).parts}
+    listing = result["list the kit"]
+    assert listing[0] != "allowed" or set(json.loads(listing[1].replace("'", '"'))) <= venvs, listing
 
 
 def test_worker_cannot_write_outside_its_directory(probe, tmp_path):

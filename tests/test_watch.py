@@ -63,10 +63,14 @@ def workspace(tmp_path):
     return ws
 
 
+LOOP = "import torch\n\n\ndef scaled_dot_product_attention(query, key, value, mask=None):\n    while True:\n        pass\n"
+
+
 def test_watch_grades_each_save_and_moves_on(workspace):
     term = Terminal([*COMMAND, "watch"], cwd=workspace)
     target = workspace / "exercises" / "01_self_attention.py"
     try:
+        term.wait_for("grading exercise 1", timeout=60)  # the grading state is visible
         term.wait_for("not started yet", timeout=60)
         term.wait_for("q quit")
         term.text = ""
@@ -75,11 +79,16 @@ def test_watch_grades_each_save_and_moves_on(workspace):
         term.text = ""
         shutil.copyfile(load_catalog().get(1).solution_path, target)
         term.wait_for("Exercise 1 · self_attention passed")
+        term.wait_for("Press any key for exercise 2")  # a pass stays on screen until a key
+        time.sleep(1.0)
+        assert "exercise 2/" not in term.text
+        term.press(" ")
         term.wait_for(f"exercise 2/{len(load_catalog().exercises)}")  # moved on to the next exercise
+        term.wait_for("Hint 1/3:")  # shown by the not-started screen ...
         term.press("h")
-        term.wait_for("Hint 1/3: Start from the scores")
+        term.wait_for("Hint 2/3")  # ... so h goes on to the next one instead of repeating it
         term.press("h")
-        term.wait_for("Hint 2/3")
+        term.wait_for("Hint 3/3")
         term.press("q")
         assert term.proc.wait(timeout=10) == 0
         assert "progress is saved" in term.wait_for("progress is saved")
@@ -89,15 +98,40 @@ def test_watch_grades_each_save_and_moves_on(workspace):
 
 
 def test_watch_honours_no_color_and_ctrl_c(workspace):
-    env_cmd = ["env", "NO_COLOR=1", *COMMAND, "watch", "2"]
+    (workspace / "exercises" / "02_scaled_dot_product.py").write_text(LOOP)
+    env_cmd = ["env", "NO_COLOR=1", *COMMAND, "watch", "2", "--timeout", "600"]
     term = Terminal(env_cmd, cwd=workspace)
     try:
-        term.wait_for("q quit", timeout=60)
-        term.press("\x03")  # Ctrl-C
-        assert term.proc.wait(timeout=10) == 0
+        term.wait_for("grading exercise 2", timeout=60)
+        time.sleep(1.0)  # the submission is looping now
+        term.press("\x03")  # Ctrl-C stops the running grade (and its worker) instead of waiting 600 s
+        assert term.proc.wait(timeout=20) == 0
+        term.wait_for("progress is saved", timeout=5)
     finally:
         term.close()
-    assert "Exercise 2" in term.text
+    assert "grading exercise 2" in term.text
     params = {int(p) for sgr in re.findall(r"\x1b\[([0-9;]*)m", term.raw) for p in sgr.split(";") if p}
     colours = {p for p in params if 30 <= p <= 49 or 90 <= p <= 107}
     assert not colours, f"colour codes {sorted(colours)} despite NO_COLOR (bold is allowed)"
+
+
+def test_watch_pages_explainers_and_q_stops_a_running_grade(workspace, tmp_path):
+    pager = tmp_path / "pager.sh"
+    pager.write_text("#!/bin/sh\necho PAGER-OPENED\ncat\n")
+    pager.chmod(0o755)
+    term = Terminal(["env", f"PAGER={pager}", *COMMAND, "watch", "2", "--timeout", "600"], cwd=workspace)
+    try:
+        term.wait_for("q quit", timeout=60)
+        term.press("e")
+        term.wait_for("PAGER-OPENED")  # the explainers go through $PAGER
+        term.wait_for("√d_k")
+        term.text = ""
+        (workspace / "exercises" / "02_scaled_dot_product.py").write_text(LOOP)
+        term.wait_for("grading exercise 2")
+        time.sleep(1.0)
+        term.press("q")
+        assert term.proc.wait(timeout=20) == 0  # not after the 600 s budget
+        term.wait_for("progress is saved", timeout=5)
+    finally:
+        term.close()
+    assert "progress is saved" in term.text

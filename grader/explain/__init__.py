@@ -50,15 +50,18 @@ def resolve(target: str | int, lang: str) -> tuple[list[str], str]:
     return list(ex.topics), fill(ui["exercise"], number=ex.number, title=title)
 
 
-def render_explainer(target: str | int, *, lang: str | None = None, fmt: str = "term", color: bool = False) -> str:
-    """Render the explainers for an exercise (number or slug: all its topics in order) or for one topic."""
+def render_explainer(target: str | int, *, lang: str | None = None, fmt: str = "term", color: bool = False,
+                     width: int = 78) -> str:
+    """Render the explainers for an exercise (number or slug: all its topics in order) or for one topic.
+
+    width: the terminal's columns for fmt="term" (text wraps at word boundaries within it)."""
     from .render import page
 
     if fmt not in FORMATS:
         raise ExplainError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
     chosen = pick_lang(lang)
     topics, heading = resolve(target, chosen)
-    return page(topics, chosen, fmt, color, heading)
+    return page(topics, chosen, fmt, color, heading, max(40, width))
 
 
 def list_topics(lang: str | None = None) -> list[tuple[str, str]]:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
+
+from rich.cells import cell_len
 
 SHADES = ("  ", "░░", "▒▒", "▓▓", "██")
 BLOCKED, NAN = "··", "!!"
@@ -13,7 +14,8 @@ RESET = "\x1b[0m"
 
 
 def width(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    """Terminal cells the text takes (wide CJK characters take two), as rich measures them."""
+    return cell_len(text)
 
 
 def scale(panels: list[dict]) -> float:

@@ -75,7 +75,7 @@ def table_block(spec: dict, data: dict, ui: dict, say) -> dict:
             "code": list(live.get("code", ())), "caption": say(spec.get("caption", ""))}
 
 
-def heatmap_block(spec: dict, data: dict, ui: dict, say, color: bool) -> dict:
+def heatmap_block(spec: dict, data: dict, ui: dict, say, color: bool, width: int = WIDTH) -> dict:
     panels = data["maps"][spec["heatmap"]]
     titles = [say(t) for t in spec["titles"]]
     if len(titles) != len(panels):
@@ -90,14 +90,14 @@ def heatmap_block(spec: dict, data: dict, ui: dict, say, color: bool) -> dict:
     marks = {"top": f"{heatmap.scale(panels):.2f}", "blocked": "blocked" in kinds, "nan": "nan" in kinds}
     return {
         "kind": "heatmap", "caption": say(spec["caption"]),
-        "lines": heatmap.term_lines(panels, titles, color, WIDTH - 2),
-        "plain": heatmap.term_lines(panels, titles, False, WIDTH - 2),
+        "lines": heatmap.term_lines(panels, titles, color, width - 2),
+        "plain": heatmap.term_lines(panels, titles, False, width - 2),
         "svg": heatmap.svg_panels(panels, titles),
         "legend": fill(ui["legend"], **marks), "legend_svg": fill(ui["legend_svg"], **marks), "columns": keys,
     }
 
 
-def topic_view(topic: str, lang: str, color: bool) -> dict:
+def topic_view(topic: str, lang: str, color: bool, width: int = WIDTH) -> dict:
     text, ui, data = content(lang, topic), content(lang, "_ui"), live_data(topic)
     values = SimpleNamespace(**data["values"])
 
@@ -118,15 +118,15 @@ def topic_view(topic: str, lang: str, color: bool) -> dict:
         elif kind == "table":
             blocks.append(table_block(spec, data, ui, say))
         else:
-            blocks.append(heatmap_block(spec, data, ui, say, color))
+            blocks.append(heatmap_block(spec, data, ui, say, color, width))
     return {"id": topic, "title": say(text["title"]), "question": say(text["question"]), "blocks": blocks}
 
 
-def page(topics: list[str], lang: str, fmt: str, color: bool, heading: str) -> str:
+def page(topics: list[str], lang: str, fmt: str, color: bool, heading: str, width: int = WIDTH) -> str:
     ui = content(lang, "_ui")
-    views = [topic_view(t, lang, color and fmt == "term") for t in topics]
+    views = [topic_view(t, lang, color and fmt == "term", width) for t in topics]
     template = page_env().get_template(PAGES[fmt])
     return template.render(
-        lang=lang, heading=heading, topics=views, ui=ui, width=WIDTH,
+        lang=lang, heading=heading, topics=views, ui=ui, width=width,
         c=COLORS[color and fmt == "term"], footer=fill(ui["footer"], torch=torch_version()),
     )

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from .heatmap import width
+from rich.cells import cell_len as width
 
 INLINE = re.compile(r"(`[^`]+`|\*\*[^*]+\*\*)")
 CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f"

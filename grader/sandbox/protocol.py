@@ -12,6 +12,7 @@ import struct
 MAX_HEADER = 1 << 20
 MAX_PAYLOAD = 64 << 20  # the grader's probes return kilobytes; anything near this is an attack or a bug
 _LEN = struct.Struct(">Q")
+READY = b"\x06"  # the one byte a worker sends once booted, before it imports the submission
 
 
 class ProtocolError(Exception):

@@ -22,6 +22,8 @@ from grader.sandbox.isolation import Limits, isolate_child, protect_grader, reap
 from grader.sandbox.zygote import Zygote, ZygoteError
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+LIVE: set["Sandbox"] = set()  # running sandboxes, so that cancel_all() can stop them from another thread
+BOOT_S = 90.0  # how long a worker may take to start (torch's import), on top of the submission's budget
 BOOT = "import sys; sys.path.insert(0, sys.argv.pop(1)); from grader.sandbox.worker import main; main()"
 
 
@@ -67,13 +69,18 @@ class Sandbox:
         self.output = bytearray()
         self.output_total = 0
         self.starts = 0
+        self.used = 0.0  # seconds the submission has spent answering requests: the budget counts only these
+        self.answered = 0
+        self.cancelled = False
+        self.ready = False  # the worker has booted (torch imported, isolated) and waits for requests
+        self._began = 0.0
         self._tmp: str | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> "Sandbox":
         protect_grader()
-        if not self.deadline:
-            self.deadline = time.monotonic() + self.limits.wall_s
+        self.ready = False
+        LIVE.add(self)
         self._tmp = tempfile.mkdtemp(prefix="attention-kit-")
         target = os.path.join(self._tmp, "submission.py")
         shutil.copyfile(self.submission, target)
@@ -102,7 +109,8 @@ class Sandbox:
         os.set_blocking(self._req_w, False)
         self.starts += 1
         self.gone = None
-        threading.Thread(target=self._drain, args=(self._stream,), daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain, args=(self._stream,), daemon=True)
+        self._drainer.start()
         return self
 
     def _drain(self, stream) -> None:
@@ -119,8 +127,10 @@ class Sandbox:
         return text
 
     def close(self) -> None:
+        LIVE.discard(self)
         if self.pid is not None:
             self._kill()
+            self._drainer.join(timeout=1.0)  # what the worker printed before it ended is kept
             for fd in (self._req_w, self._resp_r):
                 try:
                     os.close(fd)
@@ -156,12 +166,22 @@ class Sandbox:
     # -- requests --------------------------------------------------------------------------
     def request(self, header: dict, tensors: dict | None = None) -> tuple[dict, dict]:
         """Send one request; return the worker's (header, tensors). Raises WorkerGone or SubmissionError."""
+        if self.gone is None and self.cancelled:
+            raise self._fail("timeout", "cancelled")
         if self.gone is not None:
             raise self.gone
         data = protocol.encode(header, tensors)
         with selectors.DefaultSelector() as sel:
-            self._send(sel, memoryview(data))
-            frame = self._receive(sel)
+            if not self.ready:
+                self._await_ready(sel)
+            self._began = time.monotonic()
+            self.deadline = self._began + max(0.0, self.limits.wall_s - self.used)
+            try:
+                self._send(sel, memoryview(data))
+                frame = self._receive(sel)
+            finally:
+                self.used += time.monotonic() - self._began
+        self.answered += 1
         try:
             reply, out = protocol.decode(frame)
         except protocol.ProtocolError as exc:
@@ -169,6 +189,19 @@ class Sandbox:
         if reply.get("ok") is True:
             return reply, out
         raise SubmissionError(reply.get("error") if isinstance(reply.get("error"), dict) else {})
+
+    def _await_ready(self, sel) -> None:
+        """Wait for the worker's one-byte 'booted' signal, sent before the submission is imported."""
+        sel.register(self._resp_r, selectors.EVENT_READ)
+        try:
+            if not sel.select(BOOT_S):
+                raise self._fail("timeout", f"the worker did not start within {BOOT_S:g} s: this machine is overloaded "
+                                            "(nothing of the submission had run yet); try again")
+            if os.read(self._resp_r, 1) != protocol.READY:
+                raise self._fail(*self._death())
+        finally:
+            sel.unregister(self._resp_r)
+        self.ready = True
 
     def _send(self, sel, view: memoryview) -> None:
         sel.register(self._req_w, selectors.EVENT_WRITE)
@@ -204,7 +237,18 @@ class Sandbox:
             sel.unregister(self._resp_r)
 
     def _timeout_message(self) -> str:
-        return f"the submission was still running after the {self.limits.wall_s:g} s time limit and was stopped"
+        """Tell a stuck call (an infinite loop, most likely) from code that is merely slow here."""
+        spent = (f"the submission used up its {self.limits.wall_s:g} s time limit "
+                 "(its own running time; starting the worker is not counted) and was stopped")
+        current = time.monotonic() - self._began
+        if not self.answered:
+            return f"{spent}: importing the file never finished, usually an infinite loop at the top level"
+        earlier = (self.used - current) / self.answered if self.used > current else 0.0
+        if current > 10 * earlier + 0.5:
+            return (f"{spent}: {self.answered} earlier calls took {earlier:.2f} s each, then one ran "
+                    f"{current:.1f} s without returning, usually an infinite loop")
+        return (f"{spent}: every call was slow ({self.answered} answered, {earlier:.2f} s each), so the code is slow "
+                f"or this machine is busy; if it is correct, allow more with --timeout {2 * self.limits.wall_s:g}")
 
     def _exit_code(self) -> int | None:
         if self.proc is not None:
@@ -231,7 +275,24 @@ class Sandbox:
             return "crash", f"the worker died from signal {signal.Signals(-code).name}"
         return "crash", f"the submission ended the worker process (exit status {code})"
 
+    def cancel(self) -> None:
+        """Stop the worker from another thread (watch: q, Ctrl-C, a newer save); every later request fails at once."""
+        self.cancelled = True
+        pid = self.pid
+        if pid is not None:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
     def _fail(self, reason: str, detail: str) -> WorkerGone:
+        if self.cancelled:  # not a crash: no restart, no diagnosis
+            reason, detail = "timeout", "grading was stopped before it finished"
         self._kill()
         self.gone = WorkerGone(reason, detail)
         return self.gone
+
+
+def cancel_all() -> None:
+    for sandbox in list(LIVE):
+        sandbox.cancel()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import inspect
+import io
 import os
 import sys
 import traceback
@@ -19,7 +20,7 @@ import types
 import torch
 
 from grader.sandbox import isolation
-from grader.sandbox.protocol import decode, encode, read_frame
+from grader.sandbox.protocol import READY, decode, encode, read_frame
 from grader.sandbox.trace import Tracer
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -269,10 +270,19 @@ def boot() -> None:
     torch.ones(1).half().float()  # initialises cpuinfo while /proc is still visible (after_boot hides it)
 
 
+def unbuffered_output() -> None:
+    """print() goes straight to the grader's pipe, so nothing is lost when the worker is killed or os._exit()s."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        raw = io.FileIO(fd, "w", closefd=False)
+        setattr(sys, name, io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", write_through=True))
+
+
 def serve(path: str, req_fd: int, resp_fd: int) -> None:
     """Answer the grader's requests about the submission at path until the request pipe closes."""
     isolation.after_boot()
+    unbuffered_output()
     worker = Worker(path)
+    os.write(resp_fd, READY)  # booted, before any submission code runs: the grader's budget starts here
     while True:
         frame = read_frame(req_fd)
         if frame is None:
@@ -289,7 +299,10 @@ def serve(path: str, req_fd: int, resp_fd: int) -> None:
 
 
 def main() -> None:
+    from grader.sandbox.zygote import _warm_up
+
     boot()
+    _warm_up()  # torch's lazy first-use costs (meta device, autograd) are start-up, not the submission's time
     serve(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
 
 

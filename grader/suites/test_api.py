@@ -3,7 +3,7 @@ from grader.harness import expect
 
 
 @check("api")
-def test_entry_point_matches_contract(kit, ex):
+def test_entry_point_has_contract_signature(kit, ex):
     """The class or function exists with the contract's parameter names."""
     info = kit.describe()
     if ex.kind in ("module", "custom_module"):
@@ -49,6 +49,6 @@ def test_rejects_heads_that_do_not_divide(kit, ex):
 
 
 @check("api")
-def test_file_imports(kit):
+def test_file_imports_without_error(kit):
     """The file runs top to bottom without an exception (importing it defines the entry point)."""
     expect(kit.load_error is None, f"importing your file failed: {kit.load_error}", "import_failed")

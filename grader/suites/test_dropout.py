@@ -21,7 +21,7 @@ def test_eval_mode_is_deterministic_and_dropout_free(kit, ex):
 
 @check("dropout", evidence="dropout_misplaced")
 @needs("dropout")
-def test_training_mode_with_zero_dropout_matches(kit, ex):
+def test_training_with_zero_dropout_matches_reference(kit, ex):
     """With dropout=0.0, training mode gives the reference output."""
     init = {**ex.config, ex.dims["dropout"]: 0.0}
     params = kit.weights(init)

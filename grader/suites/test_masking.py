@@ -35,8 +35,8 @@ def _probe(kit, ex, *, train=False, batch=1, seed=0):
 
 @check("masking")
 @needs("module")
-def test_attention_rows_sum_to_one(kit, ex):
-    """Each query's attention weights sum to 1 and equal the reference's (read through one-hot values)."""
+def test_attention_weights_match_reference(kit, ex):
+    """Attention weights (read through one-hot values) sum to 1 per query and equal the reference's."""
     (w, sums), (w_ref, _) = _probe(kit, ex)
     compare(sums, torch.ones_like(sums), "sum of each query's attention weights", token_dim=-1)
     compare(w, w_ref, "attention weights (batch, head, query, key)", token_dim=-2)
@@ -61,7 +61,7 @@ def test_future_keys_get_zero_weight(kit, ex):
 
 @check("masking")
 @needs("module")
-def test_no_nan_with_large_inputs(kit, ex):
+def test_large_inputs_stay_finite_and_match(kit, ex):
     """Large activations (float32) give finite outputs that still match the reference."""
     init = ex.config
     params = kit.weights(init)
@@ -99,7 +99,7 @@ def test_mask_blocks_keys(kit, ex):
 
 @check("masking")
 @needs("function")
-def test_mask_broadcasts(kit, ex):
+def test_mask_broadcasts_over_batch_and_heads(kit, ex):
     """An (L, S) mask broadcasts over batch and heads; a (B, 1, L, S) mask over heads."""
     c = ex.config
     q, k, v = kit.randn(2, 3, c["L"], c["d_k"]), kit.randn(2, 3, c["S"], c["d_k"], salt=1), kit.randn(2, 3, c["S"], c["d_v"], salt=2)
@@ -124,7 +124,7 @@ def test_weights_rows_sum_to_one(kit, ex):
 
 @check("masking")
 @needs("function")
-def test_no_nan_with_large_scores(kit, ex):
+def test_large_scores_stay_finite_and_match(kit, ex):
     """Large scores in float32 with a mask give finite results matching the reference."""
     c = ex.config
     q, k, v = kit.randn(2, c["L"], c["d_k"]) * 30, kit.randn(2, c["S"], c["d_k"], salt=1) * 30, kit.randn(2, c["S"], c["d_v"], salt=2)

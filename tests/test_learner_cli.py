@@ -1,0 +1,124 @@
+"""The learner's commands in-process (click's CliRunner): parameter types, exit codes, environment errors,
+hints that escalate everywhere, progress that keeps a pass, text wrapped at word boundaries (issue 14)."""
+import json
+import re
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from grader import workspace
+from grader.catalog import load_catalog
+from grader.cli import cli
+from grader.params import EXERCISE, EXERCISES
+
+CATALOG = load_catalog()
+EX1, EX2 = CATALOG.get(1), CATALOG.get(2)
+
+
+@pytest.fixture
+def invoke(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # hint state outside a workspace
+    monkeypatch.setenv("NO_COLOR", "1")
+
+    def _invoke(*args, cwd=None, env=None):
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        return CliRunner().invoke(cli, [str(a) for a in args], env=env, catch_exceptions=False)
+
+    return _invoke
+
+
+@pytest.fixture
+def ws(tmp_path):
+    return workspace.create(tmp_path / "ws", CATALOG)
+
+
+def test_exercise_parameter_types():
+    assert EXERCISE.convert("causal_attention", None, None).number == 3
+    assert EXERCISE.convert("03", None, None).number == 3
+    assert [e.number for e in EXERCISES.convert("1,3-5", None, None)] == [1, 3, 4, 5]
+    assert [e.number for e in EXERCISES.convert("self_attention, 2", None, None)] == [1, 2]
+    for bad in ("42", "5-3", ",", "1-99"):
+        with pytest.raises(click.BadParameter):
+            EXERCISES.convert(bad, None, None)
+
+
+def test_unknown_exercise_exits_2_for_every_learner_command(invoke):
+    for command in ("exercise", "hint", "solution", "reset", "watch"):
+        result = invoke(command, "42")
+        assert result.exit_code == 2 and "unknown exercise '42'" in result.output, command
+
+
+def test_an_internal_error_exits_3(invoke, monkeypatch):
+    from grader import runner
+
+    def broken(**kwargs):
+        raise runner.InternalError("the hidden suite did not run")
+
+    monkeypatch.setattr(runner, "grade", broken)
+    result = invoke("exercise", "1", EX1.solution_path)
+    assert result.exit_code == 3 and "internal grader error" in result.output
+
+
+def test_hints_escalate_outside_a_workspace(invoke, tmp_path):
+    outside = tmp_path / "anywhere"
+    outside.mkdir()
+    levels = [re.search(r"Hint (\d)/3", invoke("hint", "3", cwd=outside).output).group(1) for _ in range(4)]
+    assert levels == ["1", "2", "3", "3"]
+    assert (tmp_path / "cache" / "attention-kit" / "hints.json").is_file()
+
+
+def test_the_hint_on_screen_is_not_repeated(invoke, ws):
+    untouched = invoke("exercise", "1", cwd=ws.root)
+    assert untouched.exit_code == 1 and "Hint 1/3" in untouched.output
+    assert "Hint 2/3" in invoke("hint", "1").output  # not hint 1 again
+
+
+def test_a_read_only_workspace_shows_the_verdict_then_exits_2(invoke, ws, monkeypatch):
+    def read_only(self):
+        raise PermissionError(13, "Permission denied", str(self.state_path))
+
+    monkeypatch.setattr(workspace.Workspace, "save", read_only)
+    result = invoke("exercise", "1", cwd=ws.root)
+    assert result.exit_code == 2
+    assert "not started yet" in result.output  # the verdict was computed and is shown
+    last = result.output.strip().splitlines()[-1]
+    assert "your progress was not saved" in last and "Permission denied" in last
+    hint = invoke("hint", "1")
+    assert hint.exit_code == 2 and "Hint 1/3" in hint.output and "Permission denied" in hint.output
+
+
+def test_a_pass_is_never_taken_back(invoke, ws):
+    ws.record(EX1, True)
+    ws.record(EX1, False)  # a failing re-grade later
+    again = workspace.find(ws.root)
+    assert 1 in again.passed
+    assert "class SelfAttention" in invoke("solution", "1", cwd=ws.root).output
+    assert "passed (failing now)" in invoke("list").output
+    invoke("reset", "1", "--yes")
+    assert 1 not in workspace.find(ws.root).passed  # only a reset starts afresh
+
+
+def test_terminal_text_wraps_at_word_boundaries(invoke, tmp_path):
+    source = EX2.solution_path.read_text(encoding="utf-8").replace(" / math.sqrt(d_k)", "")
+    path = tmp_path / "no_scaling.py"
+    path.write_text(source, encoding="utf-8")
+    result = invoke("exercise", "2", path, env={"COLUMNS": "60"})
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert max(len(line) for line in lines) <= 60
+    words = set(re.findall(r"[A-Za-z]{4,}", " ".join(result.output.split())))
+    from grader.diagnosis import texts
+
+    for word in re.findall(r"[A-Za-z]{4,}", texts()["no_scaling"]["explanation"]):
+        assert word in words, f"{word!r} was broken across lines"
+
+
+def test_explainers_wrap_to_the_terminal_width():
+    from rich.cells import cell_len
+
+    from grader.explain import render_explainer
+
+    text = render_explainer("scaling", lang="zh", fmt="term", width=50)
+    assert max(cell_len(line) for line in text.splitlines()) <= 50
