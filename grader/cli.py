@@ -425,7 +425,7 @@ def merge_command(parts, output):
     Exit codes: 0 merged · 2 usage error (a missing, repeated or mismatched shard, an unreadable part).
     """
     from grader.instructor import UsageError
-    from grader.instructor.shards import merge_gradebooks
+    from grader.instructor.merge import merge_gradebooks
 
     try:
         merged = merge_gradebooks(parts=list(parts), output=output)

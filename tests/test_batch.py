@@ -13,7 +13,7 @@ import pytest
 from grader.catalog import load_catalog
 from grader.instructor import UsageError, select_exercises
 from grader.instructor.batch import Row, gradebook_json, report_name, run_batch, run_pool
-from grader.instructor.shards import merge, merge_gradebooks
+from grader.instructor.merge import merge, merge_gradebooks
 from grader.instructor.submissions import MAX_FILE_BYTES, MAX_ZIP_ENTRIES, discover, open_submission
 from tests.conftest import COMMAND, CORPUS, run_grade
 

@@ -27,7 +27,7 @@ from grader.catalog import PACKAGE_DIR, kit_dir, load_catalog
 from grader.instructor import UsageError, select_exercises
 from grader.instructor.grading import ExerciseResult, grade_submission
 from grader.instructor.outputs import OutputDir, OutputError
-from grader.instructor.shards import gradebook_doc, in_shard
+from grader.instructor.gradebook import gradebook_doc, in_shard
 from grader.instructor.submissions import discover, looks_like_one_submission, names_for, open_submission
 
 CACHE_SCHEMA = 1

@@ -1,43 +1,18 @@
-"""Grading a cohort on several machines: `grade batch --shard I/N` and `grade merge`.
+"""`grade merge`: partial gradebooks from `grade batch --shard I/N` back into the gradebook an unsharded run writes.
 
-A submission belongs to shard 1 + (the first 8 bytes of sha256(its name)) mod N: the same slice on
-every machine and every run, whatever order the folder lists in, and adding a submission never
-moves the others. Each shard writes a partial gradebook (the JSON gradebook plus "shard"); merge
-checks that exactly the shards 1..N are there, once each, graded alike, and writes the gradebook an
-unsharded run writes.
+merge checks that exactly the shards 1..N are there, once each, graded alike.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import __version__
 from grader.instructor import UsageError
-
-SCHEMA = 1
-
-
-def in_shard(name: str, shard: tuple[int, int]) -> bool:
-    index, count = shard
-    return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "big") % count == index - 1
-
-
-def gradebook_doc(rows, numbers: list[int], shard: tuple[int, int] | None = None) -> dict:
-    """The JSON gradebook of batch Rows (by submission name); a partial one names its shard."""
-    doc = {"schema_version": SCHEMA, "kit": __version__, "exercises": numbers, "rows": []}
-    if shard is not None:
-        doc["shard"] = {"index": shard[0], "count": shard[1]}
-    for row in sorted(rows, key=lambda r: r.submission):
-        doc["rows"].append({
-            "submission": row.submission, "total": row.total, "max_total": row.max_total, "problem": row.problem,
-            "report": row.report,
-            "exercises": [{"number": e.number, "slug": e.slug, "status": e.status, "score": e.score,
-                           "max_score": e.max_score, "diagnoses": e.diagnoses, "note": e.note, "file": e.file}
-                          for e in row.exercises],
-        })
-    return doc
+from grader.instructor.batch import GRADEBOOK_SUFFIXES, Row, gradebook_text
+from grader.instructor.gradebook import SCHEMA
+from grader.instructor.grading import ExerciseResult
+from grader.instructor.outputs import OutputDir, OutputError
 
 
 @dataclass
@@ -94,9 +69,6 @@ def merge(parts: list[Path]) -> Merged:
 
 
 def _rows(doc: dict, path: Path, seen: dict) -> list:
-    from grader.instructor.batch import Row
-    from grader.instructor.grading import ExerciseResult
-
     rows = []
     for r in doc["rows"]:
         if r["submission"] in seen:
@@ -110,9 +82,6 @@ def _rows(doc: dict, path: Path, seen: dict) -> list:
 
 def merge_gradebooks(*, parts: list[Path], output: Path) -> Merged:
     """Merge partial gradebooks into output (.json: exactly an unsharded run's gradebook; .csv likewise)."""
-    from grader.instructor.batch import GRADEBOOK_SUFFIXES, gradebook_text
-    from grader.instructor.outputs import OutputDir, OutputError
-
     output = Path(output)
     if output.suffix.lower() not in GRADEBOOK_SUFFIXES:
         raise UsageError(f"the gradebook must end in .csv or .json, not {output.name!r}")
