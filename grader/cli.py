@@ -161,8 +161,10 @@ def _record(ws, ex, verdict) -> str | None:
     """Save the outcome in the workspace; the one-line problem when it cannot be saved (a read-only folder)."""
     try:
         ws.record(ex, verdict.passed)
+        hints = workspace.Hints(ws)
         if verdict.state == "not_started":
-            workspace.Hints(ws).mark(ex, 1)  # the not-started screen shows hint 1
+            hints.mark(ex, 1)  # the not-started screen shows hint 1
+        hints.note(ex, workspace.named_mistake(verdict))
     except OSError as exc:
         return f"your progress was not saved: {environment_error(exc)}"
     return None
@@ -179,8 +181,11 @@ def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bo
         fail(f"no such file: {path}" + (" (run `grade reset %d` to restore it)" % ex.number if ws and ws.owns(path, ex) else ""))
     verdict = _grade(ex, path, device=device, timeout=timeout, policy_file=policy_file)
     owned = ws is not None and ws.owns(path, ex)
-    if not owned and verdict.state == "not_started":
-        workspace.Hints(None).mark(ex, 1)
+    if not owned:
+        hints = workspace.Hints(None)
+        if verdict.state == "not_started":
+            hints.mark(ex, 1)
+        hints.note(ex, workspace.named_mistake(verdict))
     if as_json:
         click.echo(json.dumps(verdict.to_json(), ensure_ascii=False))
     elif repro:
@@ -270,6 +275,18 @@ def hint(exercise, level):
 
     ex = exercise
     hints = workspace.Hints(current_workspace())
+    mistake = None if level else hints.pending(ex)
+    if mistake is not None:  # the last grade named the mistake: its own hint first
+        from grader.diagnosis import make
+
+        d = make(mistake)
+        show(console(), escape(f"Your last grade of exercise {ex.number} found: {d.title} ({d.id}).\n  {d.hint}\n"
+                               f"Run `grade hint {ex.number}` again for the exercise's own hints."))
+        try:
+            hints.shown(ex)
+        except OSError as exc:
+            fail(f"the hint was not recorded: {environment_error(exc)}")
+        return
     level = level or hints.next(ex)
     if level > len(ex.hints):
         fail(f"exercise {ex.number} has {len(ex.hints)} hints")

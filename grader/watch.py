@@ -19,7 +19,7 @@ from pathlib import Path
 from rich.markup import escape
 
 from grader.catalog import Exercise, load_catalog
-from grader.workspace import Hints, Workspace
+from grader.workspace import Hints, Workspace, named_mistake
 
 KEYS = "[bold]h[/] hint · [bold]e[/] explain · [bold]n[/] next · [bold]l[/] list · [bold]q[/] quit"
 
@@ -110,6 +110,9 @@ class Watcher:
             self.ws.record(ex, v.passed)
             if v.state == "not_started":
                 self.hints.mark(ex, 1)  # hint 1 is on the screen: h shows hint 2
+            self.hints.note(ex, named_mistake(v))
+            if self.hints.pending(ex):
+                self.hints.shown(ex)  # the verdict on screen shows that mistake's hint: h goes on with the ladder
         except OSError as exc:
             problem = f"progress not saved: {exc.strerror or exc}"
         self.console.print(f"[bold]attention-kit watch[/] · exercise {ex.number}/{len(self.catalog.exercises)} · "

@@ -21,6 +21,7 @@ class Workspace:
     passed: set[int] = field(default_factory=set)  # ever passed: keeps the solution unlocked
     hint_level: dict[int, int] = field(default_factory=dict)
     failing: set[int] = field(default_factory=set)  # passed once, failing since the last grade
+    diagnosis: dict[int, dict] = field(default_factory=dict)  # the last grade's named mistake: {"id", "shown"}
 
     @property
     def state_path(self) -> Path:
@@ -31,7 +32,7 @@ class Workspace:
 
     def save(self) -> None:
         data = {"version": 1, "passed": sorted(self.passed), "hint_level": {str(k): v for k, v in self.hint_level.items()},
-                "failing": sorted(self.failing)}
+                "failing": sorted(self.failing), "diagnosis": {str(k): v for k, v in self.diagnosis.items()}}
         self.state_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
     def record(self, ex: Exercise, passed: bool) -> None:
@@ -66,7 +67,8 @@ def find(start: Path | None = None) -> Workspace | None:
                 data = json.loads(state.read_text(encoding="utf-8"))
                 return Workspace(folder, set(data.get("passed", [])),
                                  {int(k): int(v) for k, v in data.get("hint_level", {}).items()},
-                                 set(data.get("failing", [])))
+                                 set(data.get("failing", [])),
+                                 {int(k): dict(v) for k, v in data.get("diagnosis", {}).items()})
             except (ValueError, TypeError, AttributeError):
                 raise WorkspaceError(f"{state} is damaged; delete it to start the progress record afresh") from None
     return None
@@ -102,13 +104,15 @@ class Hints:
     def __init__(self, ws: Workspace | None):
         self.ws = ws
         self.path = None if ws is not None else cache_dir() / "hints.json"
-        self.levels: dict[int, int] = ws.hint_level if ws is not None else self._load()
+        self.levels, self.diagnosis = (ws.hint_level, ws.diagnosis) if ws is not None else self._load()
 
-    def _load(self) -> dict[int, int]:
+    def _load(self) -> tuple[dict[int, int], dict[int, dict]]:
         try:
-            return {int(k): int(v) for k, v in json.loads(self.path.read_text(encoding="utf-8")).items()}
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            return ({int(k): int(v) for k, v in data.get("levels", {}).items()},
+                    {int(k): dict(v) for k, v in data.get("diagnosis", {}).items()})
         except (OSError, ValueError, TypeError, AttributeError):
-            return {}
+            return {}, {}
 
     def seen(self, ex: Exercise) -> int:
         return self.levels.get(ex.number, 0)
@@ -121,14 +125,47 @@ class Hints:
         if level <= self.seen(ex):
             return
         self.levels[ex.number] = level
+        self._save()
+
+    def note(self, ex: Exercise, mistake: str | None) -> None:
+        """The last grade's named mistake (None: passed, or nothing named): `grade hint` answers it first."""
+        if mistake is None:
+            if self.diagnosis.pop(ex.number, None) is not None:
+                self._save()
+        elif self.diagnosis.get(ex.number, {}).get("id") != mistake:
+            self.diagnosis[ex.number] = {"id": mistake, "shown": False}
+            self._save()
+
+    def pending(self, ex: Exercise) -> str | None:
+        """A named mistake whose hint the learner has not seen yet."""
+        d = self.diagnosis.get(ex.number)
+        return d["id"] if d and not d.get("shown") else None
+
+    def shown(self, ex: Exercise) -> None:
+        self.diagnosis[ex.number]["shown"] = True
+        self._save()
+
+    def _save(self) -> None:
         if self.ws is not None:
             self.ws.save()
             return
         try:  # outside a workspace the record is a convenience: a read-only cache never stops a hint
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text(json.dumps({str(k): v for k, v in self.levels.items()}), encoding="utf-8")
+            self.path.write_text(json.dumps({"levels": {str(k): v for k, v in self.levels.items()},
+                                             "diagnosis": {str(k): v for k, v in self.diagnosis.items()}}),
+                                 encoding="utf-8")
         except OSError:
             pass
+
+
+GENERIC = ("not_started", "wrong_output", "nan_output")  # their hint is the exercise's own ladder
+
+
+def named_mistake(verdict) -> str | None:
+    """The first diagnosis of a failing verdict when it names a specific mistake (its hint answers it)."""
+    if verdict.passed or not verdict.diagnoses or verdict.diagnoses[0].id in GENERIC:
+        return None
+    return verdict.diagnoses[0].id
 
 
 def cache_dir() -> Path:
