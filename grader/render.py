@@ -28,13 +28,18 @@ def verdict_text(v: Verdict, *, path: str, path_arg: str = "", verbose: bool = F
     catalog = load_catalog()
     ex = catalog.get(v.exercise)
     failures = v.failures()
+    # separate problems first; the failures the first diagnosis explains are its consequences: two as examples
+    separate = [t for t in failures if t.explained_by is None]
+    following = [t for t in failures if t.explained_by is not None]
     shown, seen = [], set()
-    for t in failures:
+    for t in separate + following[:2]:
         if verbose or (t.message not in seen and len(shown) < limit):
             shown.append(t)
             seen.add(t.message)
+    consequences = 0 if verbose else sum(t not in shown for t in following)
     return environment().get_template("verdict.term.j2").render(
-        v=v, failures=failures, shown=shown, hidden=len(failures) - len(shown), verbose=verbose,
+        v=v, failures=failures, shown=shown, consequences=consequences,
+        hidden=len(failures) - len(shown) - consequences, verbose=verbose,
         diagnosis=v.diagnoses[0] if v.diagnoses else None, hints=ex.hints, next=catalog.next_after(ex),
         path=path, path_arg=path_arg, watching=watching)
 

@@ -27,6 +27,7 @@ class TestResult:
     evidence: tuple[str, ...] = ()  # diagnosis ids this failure is evidence for (declared by its check)
     init: dict | None = None  # the constructor arguments of a parametrized check (not in to_json)
     own: bool = False  # a check of the exercise's own module, not a generic one (not in to_json)
+    explained_by: str | None = None  # the diagnosis this failure follows from (shown as its consequence)
     repro: dict | None = None  # how to reproduce a failed check: {"init", "inputs", "call", "seed", ...} (grade --repro)
 
     @property
@@ -91,7 +92,7 @@ class Verdict:
             "tests": [
                 {"name": t.name, "category": t.category, "status": t.status.value, "message": t.message,
                  "points": t.points, "score": t.score if self.credited else 0, "line": t.line, "code": t.code,
-                 "repro": t.repro}
+                 "explained_by": t.explained_by, "repro": t.repro}
                 for t in self.tests
             ],
             "diagnoses": [asdict(d) for d in self.diagnoses],

@@ -136,7 +136,7 @@ class Collector:
                 self.internal.append(f"{name}: {message}")
         repro = self.harness.last_call if status in (Status.FAILED, Status.ERROR) else None
         self.results.append(TestResult(name, category, status, message, self.points.get(category, 1), line, code,
-                                       evidence, init, own, repro))
+                                       evidence, init, own, repro=repro))
 
 
 def run_suite(harness, ex: Exercise, device: str) -> Collector:
@@ -257,6 +257,9 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
             from grader.diagnosis.localize import localize_verdict
 
             localize_verdict(verdict, ex, harness, source)  # after the heat maps: a trace that hangs ends the worker
+        from grader.diagnosis import mark_consequences
+
+        mark_consequences(verdict)
         if collector.internal:
             raise InternalError("; ".join(collector.internal))
     finally:

@@ -79,3 +79,22 @@ def named_by_localization(found: list[Diagnosis], cause: str, evidence: str) -> 
     if found and found[0].id not in SYMPTOMS:
         return found
     return [make(cause, evidence)] + [d for d in found if d.id != "wrong_output"]
+
+
+GENERIC_CODES = ("value_mismatch", "non_finite", "future_weight", "future_token_leak", "diagonal_blocked", "check_failed",
+                 "shape_mismatch", "no_gradient")
+RAISED_CODES = ("raised_exception", "size_mismatch", "dtype_overflow", "view_noncontiguous")
+
+
+def mark_consequences(verdict: Verdict) -> None:
+    """Set TestResult.explained_by on the failing tests that the first diagnosis already explains, so they are
+    shown as its consequences rather than as separate problems: the tests that declared themselves evidence for
+    it, and plain mismatches (or the same exception) that carry no evidence for another mistake."""
+    if not verdict.diagnoses or verdict.diagnoses[0].id in SYMPTOMS + ("not_started",):
+        return
+    first = verdict.diagnoses[0].id
+    raised = first in ("runtime_error", "crash", "view_noncontiguous")
+    for t in verdict.failures():
+        others = [e for e in t.evidence if e not in (first, "wrong_output")]
+        if first in t.evidence or (not others and t.code in (RAISED_CODES if raised else GENERIC_CODES)):
+            t.explained_by = first
