@@ -133,7 +133,7 @@ class Violation:
     message: str
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.message}"
+        return f"line {self.line}: {self.message}" if self.line else self.message
 
 
 def _dotted(node: ast.AST) -> list[str] | None:
@@ -300,12 +300,23 @@ def check(source: str, *, allowed_imports=None, forbidden=(), policy: Policy | N
     policy defaults to load_policy() (built-in rules plus the kit's info.toml); allowed_imports,
     when given, replaces its import allowlist.
     """
-    tree = ast.parse(source)
-    compile(tree, "submission.py", "exec", dont_inherit=True)  # errors ast.parse lets through ('return' outside def)
     policy = policy or load_policy()
     if allowed_imports is not None:
         policy = replace(policy, allowed_imports=frozenset(allowed_imports))
-    checker = _Checker(policy, tuple(forbidden), tree)
-    checker.visit(tree)
+    try:
+        tree = ast.parse(source)
+        compile(tree, "submission.py", "exec", dont_inherit=True)  # errors ast.parse lets through ('return' outside def)
+        checker = _Checker(policy, tuple(forbidden), tree)
+        checker.visit(tree)
+    except SyntaxError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - RecursionError, MemoryError, null bytes: a file we cannot read is refused
+        return [Violation(0, "unsafe_code", f"the file could not be analysed ({_why(exc)}), so it is not run")]
     found = checker.found if policy.static_check else [v for v in checker.found if v.rule == "forbidden_api"]
     return sorted(found, key=lambda v: v.line)
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, (RecursionError, MemoryError)):
+        return "an expression is nested too deeply"
+    return f"{type(exc).__name__}: {str(exc)[:120]}"

@@ -21,8 +21,8 @@ _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 
 def clean(text, limit: int | None = None) -> str:
     """text without escape sequences or control characters (newlines and tabs kept), at most limit characters."""
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        text = bytes(text).decode("utf-8", "replace")
     elif not isinstance(text, str):
         text = str(text)
     text = _CONTROLS.sub("", _ESCAPES.sub("", text.replace("\r\n", "\n")))

@@ -44,6 +44,7 @@ OTHER_TIMEOUT = 40  # for the rest: a safety net, they end long before
 SLACK = 25  # seconds on top of --timeout: boot, the suite, two grades sharing two cores
 MAX_RSS_KB = 3 << 20  # the grader (~0.5 GB) and its worker (address space capped at 2 GB)
 JOBS = 4
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # newlines and tabs are fine
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def parse(path: Path) -> Attack:
     head = HEADER.match(lines[0])
     assert head, f"{path.name}: first line must be '# attack: WHAT -> fail (REASON)' or '-> pass'"
     runtime = RUNTIME.match(lines[1]) if len(lines) > 1 else None
-    number = int(path.name[1])
+    number = int(re.match(r"e(\d+)_", path.name)[1])
     return Attack(path, number, head["what"], head["outcome"].split()[0], head["reason"],
                   runtime["outcome"].split()[0] if runtime else None, runtime["reason"] if runtime else None)
 
@@ -235,7 +236,7 @@ def outcomes(request, tmp_path_factory):
 
 def test_corpus_covers_the_attacks():
     assert len(ATTACKS) >= 24
-    assert {a.exercise for a in ATTACKS} == {1, 2, 3, 4, 5}
+    assert {a.exercise for a in ATTACKS} >= {1, 2, 3, 4, 5}
     for a in ATTACKS:
         assert a.outcome == "pass" or a.reason, a.name
         if a.reason == "unsafe_code":
@@ -282,6 +283,9 @@ def test_attack(job, outcomes):
     assert not got.written, f"files written outside the sandbox: {got.written}"
     assert not got.damaged, f"files beside the submission removed or changed: {got.damaged}"
     assert not got.sandboxes_left, f"sandbox directories left behind: {got.sandboxes_left}"
+    shown = "\n".join([doc.get("output") or "", *[t["message"] for t in doc["tests"]],
+                       *[str(d.get(k, "")) for d in doc["diagnoses"] for k in ("explanation", "evidence")]])
+    assert not CONTROL.search(shown), f"escape sequences or control characters reach the verdict: {context}"
     if name == "e1_huge_output":
         assert len(doc.get("output", "")) < 10_000 and "more bytes of output not shown" in doc["output"]
 

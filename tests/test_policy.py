@@ -162,3 +162,12 @@ def test_cli_policy_option(tmp_path):
     assert code == 0 and doc["passed"]
     refused = run_grade("exercise", "2", path, "--policy", tmp_path / "nope.toml")
     assert refused.returncode == 2 and "no such policy file" in refused.stderr
+
+
+@pytest.mark.parametrize("expression", ["-" * 10_000 + "1", "1+" * 50_000 + "1", "not " * 5_000 + "x",
+                                        "x" + ".a" * 30_000])
+def test_unparseable_depth_is_a_refusal_not_a_crash(expression):
+    """RecursionError or MemoryError while parsing or checking: the file is refused with a reason."""
+    found = check(f"import torch\ny = {expression}\n", forbidden=())
+    assert [v.rule for v in found] == ["unsafe_code"] and "nested too deeply" in str(found[0])
+    assert not str(found[0]).startswith("line 0")

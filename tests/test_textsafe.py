@@ -16,6 +16,7 @@ from grader.textsafe import clean
     ("keep\ttabs\nand lines", "keep\ttabs\nand lines"),
     ("\x1b\x00[31mbroken", "[31mbroken"),
     (b"bytes \x1b[1m", "bytes "),
+    (bytearray(b"array \x1b[1m"), "array "),
     (ValueError("as \x1b[1mstr"), "as str"),
 ])
 def test_clean_strips_escapes_and_controls(text, want):
