@@ -16,7 +16,7 @@ MAX_TEXT = 4096  # characters in one string
 # what each key of a reply header may hold; anything else is not a reply the worker sends
 REPLY_KEYS = {"ok": (bool,), "error": (dict,), "outputs": (list,), "is_class": (bool,), "callable": (bool,),
               "is_module": (bool,), "parameters": (list, type(None)), "forward_parameters": (list,),
-              "params": (dict,), "buffers": (dict,), "raised": (str, type(None))}
+              "params": (dict,), "buffers": (dict,), "raised": (str, type(None)), "largest": (dict,)}
 MAX_PAYLOAD = 64 << 20  # the grader's probes return kilobytes; anything near this is an attack or a bug
 _LEN = struct.Struct(">Q")
 

@@ -52,8 +52,10 @@ class SubmissionError(Exception):
 class Sandbox:
     """One worker process for one submission file."""
 
-    def __init__(self, submission: Path, *, limits: Limits = Limits(), zygote: Zygote | None = None):
+    def __init__(self, submission: Path, *, limits: Limits = Limits(), zygote: Zygote | None = None,
+                 forbidden: tuple[str, ...] = ()):
         self.submission = Path(submission)
+        self.forbidden = list(forbidden)  # the exercise's forbidden APIs: the worker refuses them at run time
         self.limits = limits
         self.zygote = zygote  # fork from this warm server when it runs; else spawn a fresh interpreter
         self.proc: subprocess.Popen | None = None
@@ -162,6 +164,8 @@ class Sandbox:
         """Send one request; return the worker's (header, tensors). Raises WorkerGone or SubmissionError."""
         if self.gone is not None:
             raise self.gone
+        if header.get("op") == "load" and self.forbidden:
+            header = {**header, "forbidden": self.forbidden}
         data = protocol.encode(header, tensors)
         with selectors.DefaultSelector() as sel:
             self._send(sel, memoryview(data))
