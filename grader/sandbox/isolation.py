@@ -35,7 +35,7 @@ import resource
 import signal
 import sys
 
-from grader.sandbox import view
+from grader.sandbox import landlock, view
 from grader.sandbox.limits import Limits
 
 try:  # libseccomp through ctypes; loaded before any fork, so every worker has it
@@ -149,6 +149,10 @@ def after_boot() -> dict[str, str]:
     else:
         STATE["files"] = "shared file system: the worker reads what its uid may read (no private mount namespace)"
 
+    if _gpu_devices():
+        STATE["landlock"] = "no Landlock: a GPU needs /proc, /sys and its device files"
+    else:
+        STATE["landlock"] = landlock.restrict(os.getcwd())
     STATE["identity"] = _drop_identity(libc, root, uid, private)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
