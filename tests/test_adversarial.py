@@ -46,6 +46,7 @@ RUNTIME_ONLY = ADVERSARIAL / "runtime_only.toml"
 HEADER = re.compile(r"# attack: (?P<what>.+) -> (?P<outcome>pass|fail \((?P<reason>\w+)\))\s*$")
 RUNTIME = re.compile(r"# runtime: (?P<outcome>pass|fail \((?P<reason>\w+)\))\s*$")
 HANG_TIMEOUT = 6  # --timeout for attacks that must end as a timeout
+BATCH_TIMEOUT = 12  # for every submission of the batch test: correct ones must finish on a loaded machine
 OTHER_TIMEOUT = 40  # for the rest: a safety net, they end long before
 SLACK = 25  # seconds on top of --timeout: boot, the suite, two grades sharing two cores
 MAX_RSS_KB = 3 << 20  # the grader (~0.5 GB) and its worker (address space capped at 2 GB)
@@ -348,12 +349,12 @@ def test_batch_keeps_going_around_an_attacker(tmp_path):
         (subs / "eve" / file).write_text(text)
     start = time.monotonic()
     proc = run_grade("batch", subs, "--jobs", "2", "-o", tmp_path / "gradebook.json", "--exercises", "1,2",
-                     "--timeout", str(HANG_TIMEOUT), "-q", timeout=400, env={**os.environ, "TMPDIR": str(tmp_path)})
+                     "--timeout", str(BATCH_TIMEOUT), "-q", timeout=400, env={**os.environ, "TMPDIR": str(tmp_path)})
     assert time.monotonic() - start < 120, proc.stderr
     doc = json.loads((tmp_path / "gradebook.json").read_text())
     rows = {r["submission"]: r for r in doc["rows"]}
     for name in ("alice", "zoe"):
-        assert [e["status"] for e in rows[name]["exercises"]] == ["passed"] * 2, (name, rows[name], proc.stderr)
+        assert [e["status"] for e in rows[name]["exercises"]] == ["passed"] * 2, (name, json.dumps(rows[name])[:3000], proc.stderr)
         assert rows[name]["total"] == rows[name]["max_total"] > 0
     assert all(e["status"] != "passed" for e in rows["eve"]["exercises"]), rows["eve"]
     assert not _leftovers(str(tmp_path).encode())

@@ -173,10 +173,14 @@ class Worker:
     # -- requests -------------------------------------------------------------------------
     def load(self, req, tensors):
         self.forbidden = [f for f in req.get("forbidden") or [] if isinstance(f, str)]
-        spec = importlib.util.spec_from_file_location("submission", self.path)
-        module = importlib.util.module_from_spec(spec)
+        # read relative to its own directory (the cwd): the directories above it may be closed to the worker's uid
+        here = os.path.dirname(self.path) == os.getcwd()
+        with open(os.path.basename(self.path) if here else self.path, "rb") as f:
+            source = f.read()
+        module = types.ModuleType("submission")
+        module.__file__ = self.path
         sys.modules["submission"] = module
-        spec.loader.exec_module(module)
+        exec(compile(source, self.path, "exec", dont_inherit=True), module.__dict__)
         self.module = module
         return {"ok": True}, {}
 
