@@ -187,3 +187,37 @@ def test_submission_text_is_cleaned(start):
         shown = err.value.type + err.value.message + sb.captured_output()
         assert "\x1b" not in shown and "\r" not in shown and "\u202e" not in shown
         assert err.value.type == "OK" and "passed" in err.value.message
+
+
+def test_cgroup_v2_per_worker(tmp_path, monkeypatch):
+    """Where a writable cgroup v2 has the controllers, a worker's cgroup gets the limits and is removed."""
+    from grader.sandbox import cgroup
+
+    (tmp_path / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    (tmp_path / "cgroup.subtree_control").write_text("")
+    monkeypatch.setattr(cgroup, "ROOTS", (str(tmp_path),))
+    monkeypatch.setattr(cgroup, "_own_path", lambda: "/")
+    group = cgroup.WorkerCgroup("attention-kit-test")
+    assert group.create(memory_mb=512, processes=64, cpus=1.0), group.reason
+    made = tmp_path / "attention-kit-test"
+    assert (made / "memory.max").read_text() == str(512 << 20) and (made / "pids.max").read_text() == "64"
+    assert (made / "cpu.max").read_text() == "100000 100000"
+    assert "+memory" in (tmp_path / "cgroup.subtree_control").read_text()
+    for f in made.iterdir():
+        f.unlink()
+    group.remove()
+    assert not made.exists()
+    (tmp_path / "cgroup.controllers").write_text("cpuset io\n")  # a hybrid layout: controllers are in v1
+    ok, why = cgroup.available()
+    assert not ok and "memory" in why
+
+
+def test_without_libseccomp_the_worker_degrades(monkeypatch):
+    """pyseccomp cannot load libseccomp: no filter, a clear reason, and the self-check's tier says so."""
+    from grader.sandbox import selfcheck
+
+    monkeypatch.setattr(isolation, "pyseccomp", None)
+    monkeypatch.setattr(isolation, "SECCOMP_ERROR", "RuntimeError: Unable to find libseccomp")
+    state = isolation._install_seccomp()
+    assert state.startswith("no seccomp filter") and "libseccomp" in state
+    assert selfcheck.tier({"syscalls": state, "limits": "no cgroup"}).endswith("per-process rlimits only")

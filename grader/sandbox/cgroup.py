@@ -23,14 +23,19 @@ def _unified_root() -> str | None:
     return None
 
 
+def _own_path() -> str:
+    """The grader's own cgroup in the unified hierarchy ("0::/path" in /proc/self/cgroup)."""
+    with open("/proc/self/cgroup", encoding="ascii") as f:
+        return next((line.split(":", 2)[2].strip() for line in f if line.startswith("0::")), "/")
+
+
 def parent_dir() -> tuple[str | None, str]:
     """(directory under which worker cgroups go, or None; why not)."""
     root = _unified_root()
     if root is None:
         return None, "no cgroup v2 hierarchy mounted"
     try:
-        with open("/proc/self/cgroup", encoding="ascii") as f:
-            own = next((line.split(":", 2)[2].strip() for line in f if line.startswith("0::")), None)
+        own = _own_path()
         with open(os.path.join(root, "cgroup.controllers"), encoding="ascii") as f:
             available = f.read().split()
     except OSError as exc:
