@@ -111,7 +111,7 @@ def similar_pairs(sources: dict[str, str], *, exercise: int, skeleton: str | Non
     for name, source in sources.items():
         try:
             fp = fingerprints(source, skeleton)
-        except (SyntaxError, ValueError, RecursionError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             skipped.append(f"{name}: exercise {exercise} does not parse")
             continue
         if len(fp) < MIN_FINGERPRINTS:
