@@ -179,12 +179,11 @@ def test_unparseable_depth_is_a_refusal_not_a_crash(expression):
     "import torch\nfs = torch.overrides.get_overridable_functions()",
     "from torch import overrides",
     "import torch.fx",
-    "import torch\nop = torch.ops.aten",
     "import typing\nm = [typing][0]",
     "import torch\nt = torch",
     "import torch.nn.functional as F\nt = F.torch",
     "import functools\nf = functools.singledispatch",
-    "import collections\nx = collections.sys",
+    "import dataclasses\nr = dataclasses.re",
 ])
 def test_string_lookup_routes_are_refused(source):
     """Only allowlisted module attributes are reachable (grader/reachable.py), and no module is a value."""
@@ -197,5 +196,6 @@ def test_allowlist_keeps_attention_code_and_is_extensible(tmp_path):
           "z = nn.init.xavier_uniform_(torch.empty(3, 3)) * math.sqrt(2) + torch.finfo(torch.float32).min\n"
           "m = torch.ones(3, 3, dtype=torch.bool).triu(1)\n")
     assert check(ok, forbidden=FORBIDDEN) == []
+    assert [v.rule for v in check("import torch.fx")] == ["unsafe_code"]
     policy = load_policy().extended({"allowed_attributes": ["torch.fx"]}, "test")
     assert [v.rule for v in check("import torch.fx", policy=policy)] == []
