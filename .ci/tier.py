@@ -40,8 +40,11 @@ def open_up(libc, needed: list[str]) -> None:
 
 
 def main() -> None:
-    mode, sep, *command = sys.argv[1:]
-    assert sep == "--" and command and mode in ("root-no-sysadmin", "nobody", "nobody-no-namespaces"), __doc__
+    args = sys.argv[1:]
+    if len(args) < 3 or args[1] != "--" or args[0] not in ("root-no-sysadmin", "nobody", "nobody-no-namespaces"):
+        print("usage: tier.py root-no-sysadmin|nobody|nobody-no-namespaces -- COMMAND...", file=sys.stderr)
+        sys.exit(2)
+    mode, _, *command = args
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.unshare(CLONE_NEWNS) != 0:
         raise OSError(ctypes.get_errno(), "unshare")

@@ -279,7 +279,8 @@ def test_corpus_covers_the_attacks():
     for theme in ("os._exit", "systemexit", "keyboardinterrupt", "infinite", "torch call", "sigterm", "memory",
                   "fork", "socket", "reference solution", "hidden suite", "allclose", "__torch_function__", "__eq__",
                   "stdout", "stderr", "floods", "parent", "torch.os", "__subclasses__", "delete",
-                  "installed package", "tofile", "shell"):
+                  "installed package", "tofile", "shell", "attrgetter", "get_overridable_functions", "deeply nested",
+                  "nested 200 000 deep", "ansi", "strips", "forking", "cpu hog", "copy of the kit"):
         assert theme in themes, f"no attack on {theme!r}"
 
 
