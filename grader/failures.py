@@ -28,6 +28,7 @@ CODES = {
     "check_failed": "a check failed (no finer code)",
     "not_implemented": "the submission raised NotImplementedError (a TODO is left)",
     "out_of_memory": "the submission ran out of memory",
+    "tensor_too_large": "the submission created a tensor larger than the check allows (e.g. more than a tile of scores)",
     "view_noncontiguous": ".view() on a non-contiguous tensor (after a transpose)",
     "dtype_overflow": "a fill value does not fit in the dtype (e.g. -1e9 in float16)",
     "size_mismatch": "tensor sizes do not line up (a broadcast or matmul failed)",

@@ -28,6 +28,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
+from grader import reachable
+
 DENIED_CALLS = frozenset({
     "eval", "exec", "compile", "open", "__import__", "globals", "locals", "vars", "getattr", "setattr",
     "delattr", "breakpoint", "input", "exit", "quit", "help", "memoryview", "classmethod_descriptor",
@@ -62,6 +64,7 @@ class Policy:
     denied_attributes: frozenset[str] = DENIED_ATTRIBUTES
     static_check: bool = True  # False: only the exercise's forbidden APIs are checked
     origin: tuple[str, ...] = ("built-in",)
+    lifted: frozenset[str] = frozenset()  # allowed_attributes: names or module.name paths beyond grader.reachable
 
     def extended(self, table: dict, origin: str) -> "Policy":
         """This policy with an instructor's table applied (see the module docstring for the keys)."""
@@ -84,6 +87,7 @@ class Policy:
             denied_attributes=(self.denied_attributes | lists["denied_attributes"]) - lists["allowed_attributes"],
             static_check=table.get("static_check", self.static_check),
             origin=(*self.origin, origin),
+            lifted=self.lifted | lists["allowed_attributes"],
         )
 
 
@@ -133,7 +137,7 @@ class Violation:
     message: str
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.message}"
+        return f"line {self.line}: {self.message}" if self.line else self.message
 
 
 def _dotted(node: ast.AST) -> list[str] | None:
@@ -180,6 +184,19 @@ class _Checker(ast.NodeVisitor):
         self.found: list[Violation] = []
         self.docstrings = _docstrings(tree)
         self.own_private = _own_private_attributes(tree)
+        self.roots: set[int] = set()  # Name nodes that start an attribute chain
+
+    def reachable(self, node, path: list[str]) -> bool:
+        """Each step of a dotted path through modules must be in grader.reachable's allowlist."""
+        for i in range(1, len(path)):
+            module, name = ".".join(path[:i]), path[i]
+            ok = reachable.allowed(module, name)
+            if ok is None:
+                return True  # past the modules: the value's attributes are checked by the deny-list
+            if not ok and name not in self.policy.lifted and f"{module}.{name}" not in self.policy.lifted:
+                self.flag(node, "unsafe_code", f"{module}.{name} is not among the attributes a submission may use")
+                return False
+        return True
 
     def flag(self, node, rule, message):
         self.found.append(Violation(getattr(node, "lineno", 0), rule, message))
@@ -197,7 +214,7 @@ class _Checker(ast.NodeVisitor):
             if part in self.policy.denied_attributes or part.startswith("_"):
                 self.flag(node, "unsafe_code", f"import of {dotted!r} is not allowed in a submission")
                 return True
-        return False
+        return not self.reachable(node, dotted.split("."))
 
     def bind(self, node, name: str | None):
         if name == "self":
@@ -225,13 +242,16 @@ class _Checker(ast.NodeVisitor):
             if alias.name == "*":
                 self.flag(node, "unsafe_code", f"'from {module} import *' is not allowed: import the names you use")
                 continue
-            if alias.name in self.policy.denied_attributes or alias.name in self.policy.denied_names \
+            full = f"{module}.{alias.name}"
+            if self.check_forbidden(node, full):
+                pass
+            elif alias.name in self.policy.denied_attributes or alias.name in self.policy.denied_names \
                     or alias.name.startswith("_"):
                 self.flag(node, "unsafe_code", f"importing {alias.name!r} from {module} is not allowed")
+            else:
+                self.reachable(node, full.split("."))
             self.bind(node, alias.asname or alias.name)
-            full = f"{module}.{alias.name}"
             self.aliases[alias.asname or alias.name] = full
-            self.check_forbidden(node, full)
 
     def visit_Name(self, node):
         if node.id.startswith("__") and node.id not in ALLOWED_DUNDERS:
@@ -241,11 +261,15 @@ class _Checker(ast.NodeVisitor):
         elif node.id == "self" and not isinstance(node.ctx, ast.Load):
             self.bind(node, "self")
         elif node.id in self.aliases:
-            self.check_forbidden(node, self.aliases[node.id])
+            if not self.check_forbidden(node, self.aliases[node.id]) and id(node) not in self.roots \
+                    and reachable.is_module(self.aliases[node.id]):
+                self.flag(node, "unsafe_code", f"the module {node.id} may only be used as {node.id}.<name>, not as a value")
 
     def visit_Attribute(self, node):
         dotted = _dotted(node)
         own = dotted == ["self", node.attr] and node.attr in self.own_private
+        if isinstance(node.value, ast.Name):
+            self.roots.add(id(node.value))
         if node.attr.startswith("__"):
             if node.attr not in ALLOWED_DUNDERS:
                 self.flag(node, "unsafe_code", f"the attribute {node.attr} is not allowed (no dunder attribute walks)")
@@ -254,7 +278,7 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, "unsafe_code", f"{shown} is not allowed in a submission")
         elif dotted and dotted[0] in self.aliases:
             resolved = ".".join([self.aliases[dotted[0]], *dotted[1:]])
-            if self.check_forbidden(node, resolved):
+            if self.check_forbidden(node, resolved) or not self.reachable(node, resolved.split(".")):
                 return
         elif node.attr in self.forbidden.values():
             self.flag(node, "forbidden_api", f"{node.attr} is not allowed in this exercise: write the computation yourself")
@@ -300,12 +324,23 @@ def check(source: str, *, allowed_imports=None, forbidden=(), policy: Policy | N
     policy defaults to load_policy() (built-in rules plus the kit's info.toml); allowed_imports,
     when given, replaces its import allowlist.
     """
-    tree = ast.parse(source)
-    compile(tree, "submission.py", "exec", dont_inherit=True)  # errors ast.parse lets through ('return' outside def)
     policy = policy or load_policy()
     if allowed_imports is not None:
         policy = replace(policy, allowed_imports=frozenset(allowed_imports))
-    checker = _Checker(policy, tuple(forbidden), tree)
-    checker.visit(tree)
+    try:
+        tree = ast.parse(source)
+        compile(tree, "submission.py", "exec", dont_inherit=True)  # errors ast.parse lets through ('return' outside def)
+        checker = _Checker(policy, tuple(forbidden), tree)
+        checker.visit(tree)
+    except SyntaxError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - RecursionError, MemoryError, null bytes: a file we cannot read is refused
+        return [Violation(0, "unsafe_code", f"the file could not be analysed ({_why(exc)}), so it is not run")]
     found = checker.found if policy.static_check else [v for v in checker.found if v.rule == "forbidden_api"]
     return sorted(found, key=lambda v: v.line)
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, (RecursionError, MemoryError)):
+        return "an expression is nested too deeply"
+    return f"{type(exc).__name__}: {str(exc)[:120]}"

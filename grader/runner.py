@@ -224,7 +224,7 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
     global _GRADED
     zygote = keep_warm() if (warm if warm is not None else _GRADED) else None
     _GRADED = True
-    sandbox = None if blocked else Sandbox(Path(path), limits=limits, zygote=zygote).start()  # boots while torch loads
+    sandbox = None if blocked else Sandbox(Path(path), limits=limits, zygote=zygote, forbidden=ex.forbidden).start()  # boots while torch loads
     try:
         from grader.harness import Harness  # imports torch
 

@@ -1,17 +1,21 @@
-"""The trust boundary, attacked: every file in tests/adversarial/ graded through the real CLI.
+"""The trust boundary, attacked: every file in tests/adversarial/ graded, as the grader runs it.
 
 Each attack's first line says what it attacks and what must happen (`# attack: ... -> fail (reason)`
 or `-> pass`, for correct code that only misbehaves harmlessly). An attack the static policy
 refuses says so (`-> fail (unsafe_code)`) and carries a second line, `# runtime: ...`: what must
 happen when it runs anyway, graded with `--policy adversarial/runtime_only.toml` (the policy's
-unsafe-code rules off), so the runtime isolation is proven on its own through the CLI too.
+unsafe-code rules off), so the runtime isolation is proven on its own too. Each attack file's header
+comment says which invariant it proves.
 
-For every grade: the verdict and its reason, exit code 1 (0 for a pass), one JSON line on stdout,
-bounded wall time and memory, no process left running (nothing whose command line or environment
-names the attack's private directory), no marker file written in the repo, the installed grader
-package, torch's package, /tmp or beside the submission, the files beside the submission intact,
-and no sandbox directory left behind. The grades run two at a time; a test selection runs only
-the attacks it selects.
+Most attacks are graded in this process (runner.grade, workers forked from one warm server, as batch
+grading does); the few in CLI_JOBS, which attack the grader's own output or are refused end to end,
+through the real CLI two at a time meanwhile. For every grade: the verdict and its reason, exit code
+1 (0 for a pass), one JSON line, bounded wall time (and, through the CLI, the grader's memory), no
+escape sequences or control characters in what the verdict shows, no process left running (nothing
+whose command line or environment names the attack's private directory), no marker file written in
+the repo, the installed grader package, torch's package, /tmp or beside the submission, the files
+beside the submission intact, and no sandbox directory left behind. A test selection runs only the
+attacks it selects.
 """
 from __future__ import annotations
 
@@ -33,6 +37,8 @@ import pytest
 
 from grader.catalog import load_catalog
 from grader.policy import check
+from grader.runner import grade
+from grader.sandbox import Limits
 from tests.conftest import COMMAND, ROOT, run_grade
 
 ADVERSARIAL = ROOT / "tests" / "adversarial"
@@ -40,10 +46,13 @@ RUNTIME_ONLY = ADVERSARIAL / "runtime_only.toml"
 HEADER = re.compile(r"# attack: (?P<what>.+) -> (?P<outcome>pass|fail \((?P<reason>\w+)\))\s*$")
 RUNTIME = re.compile(r"# runtime: (?P<outcome>pass|fail \((?P<reason>\w+)\))\s*$")
 HANG_TIMEOUT = 6  # --timeout for attacks that must end as a timeout
+BATCH_TIMEOUT = 12  # for every submission of the batch test: correct ones must finish on a loaded machine
 OTHER_TIMEOUT = 40  # for the rest: a safety net, they end long before
 SLACK = 25  # seconds on top of --timeout: boot, the suite, two grades sharing two cores
 MAX_RSS_KB = 3 << 20  # the grader (~0.5 GB) and its worker (address space capped at 2 GB)
-JOBS = 4
+JOBS = 2
+SYSTEM_TMP = tempfile.gettempdir()
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # newlines and tabs are fine
 
 
 @dataclass(frozen=True)
@@ -66,7 +75,7 @@ def parse(path: Path) -> Attack:
     head = HEADER.match(lines[0])
     assert head, f"{path.name}: first line must be '# attack: WHAT -> fail (REASON)' or '-> pass'"
     runtime = RUNTIME.match(lines[1]) if len(lines) > 1 else None
-    number = int(path.name[1])
+    number = int(re.match(r"e(\d+)_", path.name)[1])
     return Attack(path, number, head["what"], head["outcome"].split()[0], head["reason"],
                   runtime["outcome"].split()[0] if runtime else None, runtime["reason"] if runtime else None)
 
@@ -77,6 +86,11 @@ ATTACKS = [parse(p) for p in sorted(ADVERSARIAL.glob("e*.py"))]
 POLICY_END_TO_END = ("e1_os_exit_at_import", "e2_kill_the_grader", "e3_read_reference_solution")
 JOBS_LIST = [(a.name, "runtime" if a.runtime_outcome else "default") for a in ATTACKS] + \
             [(name, "default") for name in POLICY_END_TO_END]
+# Graded through the real CLI (exit code, one JSON line, the grader's peak memory): the refused ones above,
+# and the attacks on the grader's own output and process; the rest in-process from one warm fork server.
+CLI_JOBS = {(name, "default") for name in POLICY_END_TO_END} | {
+    ("e1_fake_verdict_stdout", "default"), ("e1_huge_output", "default"), ("e1_ansi_spoof_exception", "default"),
+    ("e4_nested_reply_header", "runtime"), ("e2_memory_hog", "default")}
 
 
 @dataclass
@@ -162,13 +176,45 @@ def _leftovers(needle: bytes) -> list[str]:
     return hits
 
 
-def _run(attack: Attack, mode: str, base: Path, grader_dir: Path, torch_dir: Path) -> Outcome:
+def _cli(submission: Path, attack: Attack, mode: str, timeout: float, work: Path, tmpdir: Path):
+    """Grade through the real CLI: (exit code, stdout, stderr, peak RSS of the grader in KB)."""
+    args = ["exercise", attack.exercise, submission, "--json", "--timeout", timeout]
+    if mode == "runtime":
+        args += ["--policy", RUNTIME_ONLY]
+    env = {**os.environ, "TMPDIR": str(tmpdir)}  # the sandbox directory, and so the worker's env, names work
+    with tempfile.TemporaryFile(dir=work) as out, tempfile.TemporaryFile(dir=work) as err:
+        # a session of its own: should an attack ever reach the grader's process group, it ends that grade only
+        proc = subprocess.Popen([*COMMAND, *map(str, args)], stdout=out, stderr=err, env=env, cwd=work,
+                                start_new_session=True)
+        guard = threading.Timer(timeout + 120, proc.kill)
+        guard.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        guard.cancel()
+        out.seek(0)
+        err.seek(0)
+        return (os.waitstatus_to_exitcode(status), out.read().decode(errors="replace"),
+                err.read().decode(errors="replace"), usage.ru_maxrss)
+
+
+def _in_process(submission: Path, attack: Attack, mode: str, timeout: float, tmpdir: Path):
+    """Grade in this process, forking the worker from the warm server: (exit code, one JSON line, "", 0)."""
+    previous = tempfile.tempdir
+    tempfile.tempdir = str(tmpdir)  # the sandbox directory, and so the worker's env, names work
+    try:
+        verdict = grade(exercise=load_catalog().get(attack.exercise), path=submission, limits=Limits(wall_s=timeout),
+                        warm=True, policy_file=RUNTIME_ONLY if mode == "runtime" else None)
+    finally:
+        tempfile.tempdir = previous
+    return 0 if verdict.passed else 1, json.dumps(verdict.to_json(), ensure_ascii=False) + "\n", "", 0
+
+
+def _run(attack: Attack, mode: str, base: Path, grader_dir: Path, torch_dir: Path, cli: bool) -> Outcome:
     work = base / f"{attack.name}-{mode}"
     tmpdir = work / "tmp"
     tmpdir.mkdir(parents=True)
     marker = f"attention-kit-adversarial-{uuid.uuid4().hex[:12]}"
     targets = [ROOT / marker, ROOT / "solutions" / marker, ROOT / "grader" / marker, grader_dir / marker,
-               grader_dir / f"{marker}.py", torch_dir / f"{marker}.py", Path(tempfile.gettempdir()) / marker,
+               grader_dir / f"{marker}.py", torch_dir / f"{marker}.py", Path(SYSTEM_TMP) / marker,
                work / marker, Path("/") / marker]
     source = attack.path.read_text(encoding="utf-8")
     source = source.replace("@TARGETS@", "|".join(map(str, targets)))
@@ -179,32 +225,19 @@ def _run(attack: Attack, mode: str, base: Path, grader_dir: Path, torch_dir: Pat
     sentinel.write_text("the grader's files beside the submission")
 
     timeout = HANG_TIMEOUT if _expected(attack, mode)[1] == "timeout" else OTHER_TIMEOUT
-    args = ["exercise", attack.exercise, submission, "--json", "--timeout", timeout]
-    if mode == "runtime":
-        args += ["--policy", RUNTIME_ONLY]
-    env = {**os.environ, "TMPDIR": str(tmpdir)}  # the sandbox directory, and so the worker's env, names work
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.monotonic()
-        # a session of its own: should an attack ever reach the grader's process group, it ends that grade only
-        proc = subprocess.Popen([*COMMAND, *map(str, args)], stdout=out, stderr=err, env=env, cwd=work,
-                                start_new_session=True)
-        guard = threading.Timer(timeout + 120, proc.kill)
-        guard.start()
-        _, status, usage = os.wait4(proc.pid, 0)
-        guard.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        elapsed = time.monotonic() - start
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    start = time.monotonic()
+    if cli:
+        code, stdout, stderr, rss = _cli(submission, attack, mode, timeout, work, tmpdir)
+    else:
+        code, stdout, stderr, rss = _in_process(submission, attack, mode, timeout, tmpdir)
+    elapsed = time.monotonic() - start
     written = [str(t) for t in targets if t.exists()]
     for path in written:  # clean up before failing, so a broken sandbox does not pollute the machine
         Path(path).unlink(missing_ok=True)
     damaged = [str(p) for p in (submission, sentinel) if not p.exists()]
     if submission.exists() and submission.read_text(encoding="utf-8") != source:
         damaged.append(f"{submission} (changed)")
-    outcome = Outcome(proc.returncode, stdout, stderr, elapsed, timeout, usage.ru_maxrss,
-                      _leftovers(str(work).encode()), written, damaged,
+    outcome = Outcome(code, stdout, stderr, elapsed, timeout, rss, _leftovers(str(work).encode()), written, damaged,
                       sorted(p.name for p in tmpdir.iterdir()) if tmpdir.exists() else [])
     try:
         outcome.doc = json.loads(stdout)
@@ -216,7 +249,8 @@ def _run(attack: Attack, mode: str, base: Path, grader_dir: Path, torch_dir: Pat
 
 @pytest.fixture(scope="module")
 def outcomes(request, tmp_path_factory):
-    """Grade the selected attacks, two at a time; name@mode -> Outcome."""
+    """Grade the selected attacks: those in CLI_JOBS through the CLI, two at a time in the background,
+    the rest meanwhile in this process from one warm fork server; name@mode -> Outcome."""
     wanted = set()
     for item in request.session.items:
         spec = getattr(item, "callspec", None)
@@ -224,18 +258,19 @@ def outcomes(request, tmp_path_factory):
             wanted.add(spec.params["job"])
     by_name = {a.name: a for a in ATTACKS}
     jobs = [job for job in JOBS_LIST if job in wanted]
-    # the hangs first, so they overlap with the quick ones instead of trailing at the end
-    jobs.sort(key=lambda job: _expected(by_name[job[0]], job[1])[1] != "timeout")
     base = tmp_path_factory.mktemp("adversarial")
     grader_dir, torch_dir = _installed_dirs()
     with ThreadPoolExecutor(JOBS) as pool:
-        futures = {job: pool.submit(_run, by_name[job[0]], job[1], base, grader_dir, torch_dir) for job in jobs}
-        return {job: f.result() for job, f in futures.items()}
+        futures = {job: pool.submit(_run, by_name[job[0]], job[1], base, grader_dir, torch_dir, True)
+                   for job in jobs if job in CLI_JOBS}
+        done = {job: _run(by_name[job[0]], job[1], base, grader_dir, torch_dir, False)
+                for job in jobs if job not in CLI_JOBS}
+        return done | {job: f.result() for job, f in futures.items()}
 
 
 def test_corpus_covers_the_attacks():
     assert len(ATTACKS) >= 24
-    assert {a.exercise for a in ATTACKS} == {1, 2, 3, 4, 5}
+    assert {a.exercise for a in ATTACKS} >= {1, 2, 3, 4, 5}
     for a in ATTACKS:
         assert a.outcome == "pass" or a.reason, a.name
         if a.reason == "unsafe_code":
@@ -244,7 +279,8 @@ def test_corpus_covers_the_attacks():
     for theme in ("os._exit", "systemexit", "keyboardinterrupt", "infinite", "torch call", "sigterm", "memory",
                   "fork", "socket", "reference solution", "hidden suite", "allclose", "__torch_function__", "__eq__",
                   "stdout", "stderr", "floods", "parent", "torch.os", "__subclasses__", "delete",
-                  "installed package", "tofile", "shell"):
+                  "installed package", "tofile", "shell", "attrgetter", "get_overridable_functions", "deeply nested",
+                  "nested 200 000 deep", "ansi", "strips", "forking", "cpu hog", "copy of the kit"):
         assert theme in themes, f"no attack on {theme!r}"
 
 
@@ -277,11 +313,14 @@ def test_attack(job, outcomes):
         assert all(t["status"] == "skipped" for t in doc["tests"] if t["category"] != "policy"), context
     assert '"passed": true' not in got.stderr and "pwned" not in got.stderr, f"submission output leaked: {context}"
     assert got.elapsed < got.timeout + SLACK, f"took {got.elapsed:.1f} s: {context}"
-    assert got.max_rss_kb < MAX_RSS_KB, f"peak memory {got.max_rss_kb >> 10} MB: {context}"
+    assert got.max_rss_kb < MAX_RSS_KB, f"peak memory {got.max_rss_kb >> 10} MB: {context}"  # 0 in-process
     assert not got.leftovers, f"still running after the grade: {got.leftovers}"
     assert not got.written, f"files written outside the sandbox: {got.written}"
     assert not got.damaged, f"files beside the submission removed or changed: {got.damaged}"
     assert not got.sandboxes_left, f"sandbox directories left behind: {got.sandboxes_left}"
+    shown = "\n".join([doc.get("output") or "", *[t["message"] for t in doc["tests"]],
+                       *[str(d.get(k, "")) for d in doc["diagnoses"] for k in ("explanation", "evidence")]])
+    assert not CONTROL.search(shown), f"escape sequences or control characters reach the verdict: {context}"
     if name == "e1_huge_output":
         assert len(doc.get("output", "")) < 10_000 and "more bytes of output not shown" in doc["output"]
 
@@ -311,12 +350,12 @@ def test_batch_keeps_going_around_an_attacker(tmp_path):
         (subs / "eve" / file).write_text(text)
     start = time.monotonic()
     proc = run_grade("batch", subs, "--jobs", "2", "-o", tmp_path / "gradebook.json", "--exercises", "1,2",
-                     "--timeout", str(HANG_TIMEOUT), "-q", timeout=400, env={**os.environ, "TMPDIR": str(tmp_path)})
+                     "--timeout", str(BATCH_TIMEOUT), "-q", timeout=400, env={**os.environ, "TMPDIR": str(tmp_path)})
     assert time.monotonic() - start < 120, proc.stderr
     doc = json.loads((tmp_path / "gradebook.json").read_text())
     rows = {r["submission"]: r for r in doc["rows"]}
     for name in ("alice", "zoe"):
-        assert [e["status"] for e in rows[name]["exercises"]] == ["passed"] * 2, (name, rows[name], proc.stderr)
+        assert [e["status"] for e in rows[name]["exercises"]] == ["passed"] * 2, (name, json.dumps(rows[name])[:3000], proc.stderr)
         assert rows[name]["total"] == rows[name]["max_total"] > 0
     assert all(e["status"] != "passed" for e in rows["eve"]["exercises"]), rows["eve"]
     assert not _leftovers(str(tmp_path).encode())

@@ -32,7 +32,7 @@ from grader.sandbox.zygote import Zygote
 from tests.conftest import ROOT
 
 ROOTED = os.geteuid() == 0
-SECCOMP = isolation.SYSCALLS is not None
+SECCOMP = isolation.pyseccomp is not None
 PRELUDE = textwrap.dedent('''
     import ctypes, json, os, signal, socket, sys, time
     RESULT = {}
@@ -169,37 +169,30 @@ def test_worker_has_no_network(probe, tmp_path):
         server.close()
 
 
-@pytest.mark.skipif(not SECCOMP, reason=f"no seccomp syscall table for {platform.machine()}")
-def test_descendants_cannot_leave_the_process_group_and_die_with_it(probe):
-    result, sb = probe('''
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.setsid()
-                outcome = "escaped"
-            except OSError as exc:
-                outcome = type(exc).__name__
-            with open("child.json", "w") as f:
-                json.dump({"setsid": outcome}, f)
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            time.sleep(60)
-            os._exit(0)
-        RESULT["child"] = pid
-        for _ in range(200):
-            if os.path.exists("child.json"):
-                break
-            time.sleep(0.01)
+@pytest.mark.skipif(not SECCOMP, reason=f"libseccomp is not available: {isolation.SECCOMP_ERROR}")
+def test_one_process_per_submission_threads_allowed(probe):
+    """seccomp refuses fork, vfork, posix_spawn and non-thread clone, so limits per process are limits per
+    submission (issue 13, item 7); threads still work, and the worker cannot leave its process group."""
+    result, _ = probe('''
+        import subprocess, threading
+        attempt("fork", os.fork)
+        attempt("posix_spawn", lambda: os.posix_spawn("/bin/true", ["true"], {}))
+        attempt("subprocess", lambda: subprocess.run(["true"]))
+        attempt("clone without CLONE_THREAD", lambda: ctypes.CDLL(None, use_errno=True).syscall(56, 17, 0, 0, 0, 0)
+                and ctypes.get_errno())
+        attempt("setsid", os.setsid)
+        box = []
+        t = threading.Thread(target=lambda: box.append(1))
+        t.start()
+        t.join()
+        RESULT["thread"] = box
     ''')
-    child = result["child"]
-    with open(os.path.join(sb._tmp, "child.json")) as f:
-        assert json.load(f)["setsid"] == "PermissionError"
-    assert alive(child)
-    sb.close()
-    time.sleep(0.2)
-    assert not alive(child)
+    refused(result, "fork", "posix_spawn", "subprocess", "setsid")
+    assert result["clone without CLONE_THREAD"] == ["allowed", str(1)]  # -1 from syscall(2), errno EPERM
+    assert result["thread"] == [1]
 
 
-def test_fork_bomb_is_capped_and_reaped(probe):
+def test_fork_bomb_is_refused_or_capped_and_reaped(probe):
     result, sb = probe('''
         children = []
         for _ in range(400):
@@ -215,7 +208,9 @@ def test_fork_bomb_is_capped_and_reaped(probe):
         RESULT["children"] = children
     ''')
     children = result["children"]
-    if ROOTED:
+    if SECCOMP:
+        assert children == [] and result["refused"] == "PermissionError"
+    elif ROOTED:
         assert len(children) < Limits().processes and result["refused"] == "BlockingIOError"
     sb.close()
     time.sleep(0.3)
@@ -261,9 +256,13 @@ def test_close_kills_whatever_runs_under_the_worker_uid(tmp_path):
 
 
 def test_self_check_reports_what_holds():
-    rows = dict(isolation.self_check())
-    attempts = [k for k in rows if k.startswith(("read", "write", "signal", "open", "leave"))]
-    assert len(attempts) == 5, rows
+    from grader.sandbox import view
+    from grader.sandbox.selfcheck import self_check
+
+    rows = dict(self_check())
+    reads = [k for k in rows if k.startswith("read ")]
+    attempts = reads + [k for k in rows if k.startswith(("write", "signal", "open", "leave", "start"))]
+    assert len(attempts) == len(view.secret_files()) + 5 and len(reads) >= 3, rows
     if ROOTED:
         assert rows["files"].startswith("private root") and rows["identity"].startswith("own uid")
         assert rows["network"].startswith("own network namespace")
@@ -306,15 +305,12 @@ DRIVER = textwrap.dedent('''
         os.setresuid(65534, 65534, 65534)
     if mode.endswith("no-namespaces"):
         # what a container without namespaces looks like: unshare(2) fails with EPERM, in the worker too
-        calls = isolation.SYSCALLS
-        prog = [(0x20, 0, 0, 4), (0x15, 0, 3, calls["arch"]), (0x20, 0, 0, 0), (0x15, 0, 1, calls["unshare"]),
-                (0x06, 0, 0, 0x00050000 | 1), (0x06, 0, 0, 0x7FFF0000)]
-        raw = b"".join(struct.pack("=HBBI", *ins) for ins in prog)
-        buf = ctypes.create_string_buffer(raw, len(raw))
-        fprog = isolation._SockFprog(len(prog), ctypes.cast(buf, ctypes.c_void_p))
-        libc.prctl(isolation.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-        isolation._ok(libc.prctl(22, 2, ctypes.addressof(fprog), 0, 0), "seccomp")
-    rows = isolation.self_check()
+        import errno, pyseccomp
+        f = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
+        f.add_rule(pyseccomp.ERRNO(errno.EPERM), "unshare")
+        f.load()
+    from grader.sandbox.selfcheck import self_check
+    rows = self_check()
     from grader.catalog import load_catalog
     from grader.runner import grade
     from grader.sandbox import Limits
@@ -352,7 +348,7 @@ def test_root_without_namespaces_degrades_to_uid_and_seccomp():
     # Python's own directories must be readable by other users for this fallback (a pyenv under /root
     # is not): the worker then says so, and torch's lazy imports (sympy, for the meta device) fail.
     assert out["passed"] or "cannot read" in rows["identity"], rows
-    for what in ("signal the grader", "open a socket", "leave its process group (setsid)"):
+    for what in ("signal the grader", "open a socket", "leave its process group (setsid)", "start a process (fork)"):
         assert rows[what] != "ALLOWED", rows
 
 
@@ -363,8 +359,8 @@ def test_non_root_grader_uses_a_user_namespace():
     assert out["passed"] and out["uid"] == 65534
     if rows["files"].startswith("private root"):  # unprivileged user namespaces are enabled here
         assert "user namespace" in rows["identity"] and rows["network"].startswith("own network namespace")
-        assert rows["read the kit (reference solutions, hidden suites)"] != "ALLOWED"
-    for what in ("signal the grader", "open a socket", "leave its process group (setsid)"):
+        assert not [k for k in rows if k.startswith("read ") and rows[k] == "ALLOWED"], rows
+    for what in ("signal the grader", "open a socket", "leave its process group (setsid)", "start a process (fork)"):
         assert rows[what] != "ALLOWED", rows
 
 
@@ -375,5 +371,79 @@ def test_non_root_grader_without_namespaces_still_grades():
     rows = dict(out["rows"])
     assert out["passed"] and out["uid"] == 65534
     assert rows["files"].startswith("shared file system") and rows["identity"].startswith("the grader's uid")
-    for what in ("signal the grader", "open a socket", "leave its process group (setsid)"):
+    for what in ("signal the grader", "open a socket", "leave its process group (setsid)", "start a process (fork)"):
         assert rows[what] != "ALLOWED", rows
+
+
+# -- every install mode: no copy of the kit is visible to a worker ------------------------------------
+
+def _venv(where: Path) -> Path:
+    """A venv whose site-packages reaches this one's torch through a .pth file (no reinstall)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    site = next(where.glob("lib/python3*/site-packages"))
+    (site / "zz_torch_from_test.pth").write_text(str(Path(torch.__file__).parents[1]) + "\n")
+    return site
+
+
+def _kit_tree(dest: Path) -> None:
+    ignore = shutil.ignore_patterns("__pycache__", ".git", ".venv", "*.pyc")
+    for name in ("grader", "exercises", "solutions", "templates", "tests"):
+        shutil.copytree(ROOT / name, dest / name, ignore=ignore)
+    shutil.copy(ROOT / "pyproject.toml", dest / "pyproject.toml")
+
+
+def _install(mode: str, base: Path) -> tuple[Path, list[Path]]:
+    """Lay out an install as pip and hatchling do; returns (its python, the copies of the kit in it)."""
+    meta_name = "attention_kit-0.1.0.dist-info"
+    if mode == "clone-venv":  # a clone with its .venv inside, the kit installed editable from it
+        clone = base / "clone"
+        _kit_tree(clone)
+        site = _venv(clone / ".venv")
+        source, python = clone, clone / ".venv" / "bin" / "python"
+    else:
+        site = _venv(base / "venv")
+        source, python = ROOT, base / "venv" / "bin" / "python"
+    copies = [site / "grader"]
+    kit = site / "grader" / "_kit"
+    for name in ("exercises", "solutions", "templates"):  # what the wheel force-includes (an editable install too)
+        shutil.copytree(ROOT / name, kit / name, ignore=shutil.ignore_patterns("__pycache__"))
+    (site / meta_name).mkdir()
+    (site / meta_name / "METADATA").write_text("Metadata-Version: 2.1\nName: attention-kit\nVersion: 0.1.0\n")
+    if mode == "wheel":
+        shutil.copytree(ROOT / "grader", site / "grader", dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        (site / meta_name / "RECORD").write_text("grader/__init__.py,,\n")
+    else:
+        (site / "_editable_impl_attention_kit.pth").write_text(f"{source}\n")
+        (site / meta_name / "direct_url.json").write_text(json.dumps({"url": f"file://{source}", "dir_info": {"editable": True}}))
+        copies.append(source)
+    for root, dirs, files in os.walk(base):  # workers drop to their own uid
+        for name in dirs + files:
+            p = os.path.join(root, name)
+            if not os.path.islink(p):
+                os.chmod(p, os.stat(p).st_mode | 0o005 | (0o001 if os.path.isdir(p) else 0))
+    os.chmod(base, 0o755)
+    return python, copies
+
+
+@pytest.mark.parametrize("mode", ["wheel", "editable", "clone-venv"])
+def test_no_copy_of_the_kit_is_visible_in_any_install_mode(mode):
+    """The self-check (`python -m grader.sandbox`) finds every copy of the kit of the install it runs
+    from, probes one file of each kind in each, and exits 1 if a worker can read any of them."""
+    base = Path(tempfile.mkdtemp(prefix="attention-kit-install-"))
+    try:
+        python, copies = _install(mode, base)
+        proc = subprocess.run([str(python), "-I", "-m", "grader.sandbox"], cwd=base, capture_output=True, text=True,
+                              timeout=240, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(base)})
+        found = proc.stdout.splitlines()[0] if proc.stdout else ""
+        for copy in copies:
+            assert os.path.realpath(copy) in found, (copy, proc.stdout, proc.stderr[-2000:])
+        probed = [line for line in proc.stdout.splitlines() if line.strip().startswith("read ")]
+        assert any("_kit/solutions" in line for line in probed) and any("suites" in line for line in probed), proc.stdout
+        if ROOTED:
+            assert proc.returncode == 0 and "ALLOWED" not in proc.stdout, proc.stdout + proc.stderr[-2000:]
+            assert "tier 1" in proc.stdout
+        else:
+            assert proc.returncode in (0, 1) and "tier " in proc.stdout, proc.stdout + proc.stderr[-2000:]
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -2,7 +2,7 @@
 import pytest
 
 from grader.catalog import load_catalog
-from grader.policy import check
+from grader.policy import check, load_policy
 
 CAT = load_catalog()
 FORBIDDEN = CAT.get(4).forbidden
@@ -162,3 +162,40 @@ def test_cli_policy_option(tmp_path):
     assert code == 0 and doc["passed"]
     refused = run_grade("exercise", "2", path, "--policy", tmp_path / "nope.toml")
     assert refused.returncode == 2 and "no such policy file" in refused.stderr
+
+
+@pytest.mark.parametrize("expression", ["-" * 10_000 + "1", "1+" * 50_000 + "1", "not " * 5_000 + "x",
+                                        "x" + ".a" * 30_000])
+def test_unparseable_depth_is_a_refusal_not_a_crash(expression):
+    """RecursionError or MemoryError while parsing or checking: the file is refused with a reason."""
+    found = check(f"import torch\ny = {expression}\n", forbidden=())
+    assert [v.rule for v in found] == ["unsafe_code"] and "nested too deeply" in str(found[0])
+    assert not str(found[0]).startswith("line 0")
+
+
+@pytest.mark.parametrize("source", [
+    'import typing\nimport torch\nf = typing.operator.attrgetter("nn.functional.scaled" + "_dot_product_attention")',
+    "from typing import operator",
+    "import torch\nfs = torch.overrides.get_overridable_functions()",
+    "from torch import overrides",
+    "import torch.fx",
+    "import typing\nm = [typing][0]",
+    "import torch\nt = torch",
+    "import torch.nn.functional as F\nt = F.torch",
+    "import functools\nf = functools.singledispatch",
+    "import dataclasses\nr = dataclasses.re",
+])
+def test_string_lookup_routes_are_refused(source):
+    """Only allowlisted module attributes are reachable (grader/reachable.py), and no module is a value."""
+    assert "unsafe_code" in {v.rule for v in check(source, forbidden=FORBIDDEN)}, source
+
+
+def test_allowlist_keeps_attention_code_and_is_extensible(tmp_path):
+    ok = ("import math\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nfrom typing import Optional\n"
+          "x = torch.softmax(torch.randn(2, 3, dtype=torch.float64), dim=-1)\ny = F.linear(x, torch.eye(3))\n"
+          "z = nn.init.xavier_uniform_(torch.empty(3, 3)) * math.sqrt(2) + torch.finfo(torch.float32).min\n"
+          "m = torch.ones(3, 3, dtype=torch.bool).triu(1)\n")
+    assert check(ok, forbidden=FORBIDDEN) == []
+    assert [v.rule for v in check("import torch.fx")] == ["unsafe_code"]
+    policy = load_policy().extended({"allowed_attributes": ["torch.fx"]}, "test")
+    assert [v.rule for v in check("import torch.fx", policy=policy)] == []

@@ -5,7 +5,7 @@ import time
 import pytest
 import torch
 
-from grader.sandbox import Limits, Sandbox, SubmissionError, WorkerGone
+from grader.sandbox import Limits, Sandbox, SubmissionError, WorkerGone, isolation
 from grader.sandbox.zygote import Zygote
 
 
@@ -100,16 +100,25 @@ def test_output_is_captured_and_truncated(start):
         assert text.startswith("xxxx") and "more bytes of output not shown" in text and len(text) < 5000
 
 
-def test_close_kills_the_whole_process_group(start):
+def test_no_child_processes_or_close_kills_the_whole_process_group(start):
+    """With seccomp the worker cannot start a process at all (so its memory limit is the submission's);
+    without, whatever it started dies with its process group."""
     src = ("import subprocess\n"
-           "p = subprocess.Popen(['sleep', '60'])\n"
-           "open('child.pid', 'w').write(str(p.pid))\n")
+           "try:\n"
+           "    p = subprocess.Popen(['sleep', '60'])\n"
+           "    open('child.pid', 'w').write(str(p.pid))\n"
+           "except OSError as exc:\n"
+           "    open('child.pid', 'w').write(type(exc).__name__)\n")
     sb = start(src)
     sb.request({"op": "load"})
-    pid = int(open(os.path.join(sb._tmp, "child.pid")).read())
+    got = open(os.path.join(sb._tmp, "child.pid")).read()
+    if isolation.pyseccomp is not None:
+        assert got == "PermissionError"
+        sb.close()
+        return
     sb.close()
     time.sleep(0.2)
-    assert not alive(pid)
+    assert not alive(int(got))
 
 
 def test_private_directory_holds_only_the_submission_and_is_removed(start):
@@ -134,3 +143,79 @@ def test_zygote_workers_are_isolated_processes(zygote, write):
         assert err.value.reason == "crash" and "exit status 7" in err.value.detail
     finally:
         sb.close()
+
+
+@pytest.mark.parametrize("header", [
+    b"[" * 100_000 + b"]" * 100_000,  # RecursionError in json
+    b'{"ok": true, "outputs": [{"shape": [[[[[[2]]]]]], "dtype": "float64"}]}',  # deeper than a reply
+    b'{"ok": true, "pwned": 1}',  # a key no reply has
+    b'{"ok": true, "outputs": "all"}',  # a key of the wrong type
+    b'{"ok": false, "error": {"type": "' + b"x" * 5000 + b'"}}',  # an overlong string
+])
+def test_every_malformed_reply_is_a_crash_of_that_submission(zygote, write, header):
+    """Whatever the worker writes into its reply pipe is data: a ProtocolError, reported as a crash
+    (the grader's side of the protocol, the same on both spawn paths: forked workers only)."""
+    src = ("import os, struct\n"
+           f"HEADER = {header!r}\n"
+           "def f(x):\n"
+           "    for fd in range(3, 256):\n"
+           "        try:\n"
+           "            os.write(fd, struct.pack('>Q', len(HEADER)) + HEADER + struct.pack('>Q', 0))\n"
+           "        except OSError:\n"
+           "            pass\n"
+           "    return x\n")
+    with Sandbox(write("sub.py", src), zygote=zygote) as sb:
+        sb.request({"op": "load"})
+        with pytest.raises(WorkerGone) as err:
+            sb.request({"op": "run", "entry": "f", "init": None, "args": ["x"]}, {"x": torch.ones(1)})
+        assert err.value.reason == "crash" and "reply" in err.value.detail
+
+
+def test_submission_text_is_cleaned(start):
+    """Exception type names, messages and printed output reach the grader without escape sequences."""
+    src = ("print('\\x1b[2J\\x1b[32mpassed\\r')\n"
+           "Spoof = type('\\x1b[32mOK\\x1b[0m', (Exception,), {})\n"
+           "def f(x):\n"
+           "    raise Spoof('\\x1b[1A\\x1b[2K\\u202e passed')\n")
+    with start(src) as sb:
+        sb.request({"op": "load"})
+        with pytest.raises(SubmissionError) as err:
+            sb.request({"op": "run", "entry": "f", "init": None, "args": ["x"]}, {"x": torch.ones(1)})
+        time.sleep(0.1)
+        shown = err.value.type + err.value.message + sb.captured_output()
+        assert "\x1b" not in shown and "\r" not in shown and "\u202e" not in shown
+        assert err.value.type == "OK" and "passed" in err.value.message
+
+
+def test_cgroup_v2_per_worker(tmp_path, monkeypatch):
+    """Where a writable cgroup v2 has the controllers, a worker's cgroup gets the limits and is removed."""
+    from grader.sandbox import cgroup
+
+    (tmp_path / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    (tmp_path / "cgroup.subtree_control").write_text("")
+    monkeypatch.setattr(cgroup, "ROOTS", (str(tmp_path),))
+    monkeypatch.setattr(cgroup, "_own_path", lambda: "/")
+    group = cgroup.WorkerCgroup("attention-kit-test")
+    assert group.create(memory_mb=512, processes=64, cpus=1.0), group.reason
+    made = tmp_path / "attention-kit-test"
+    assert (made / "memory.max").read_text() == str(512 << 20) and (made / "pids.max").read_text() == "64"
+    assert (made / "cpu.max").read_text() == "100000 100000"
+    assert "+memory" in (tmp_path / "cgroup.subtree_control").read_text()
+    for f in made.iterdir():
+        f.unlink()
+    group.remove()
+    assert not made.exists()
+    (tmp_path / "cgroup.controllers").write_text("cpuset io\n")  # a hybrid layout: controllers are in v1
+    ok, why = cgroup.available()
+    assert not ok and "memory" in why
+
+
+def test_without_libseccomp_the_worker_degrades(monkeypatch):
+    """pyseccomp cannot load libseccomp: no filter, a clear reason, and the self-check's tier says so."""
+    from grader.sandbox import selfcheck
+
+    monkeypatch.setattr(isolation, "pyseccomp", None)
+    monkeypatch.setattr(isolation, "SECCOMP_ERROR", "RuntimeError: Unable to find libseccomp")
+    state = isolation._install_seccomp()
+    assert state.startswith("no seccomp filter") and "libseccomp" in state
+    assert selfcheck.tier({"syscalls": state, "limits": "no cgroup"}).endswith("per-process rlimits only")

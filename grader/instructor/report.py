@@ -43,6 +43,8 @@ def marked_lines(source: str, entry: str, failing: list[dict], localization: dic
         tree = ast.parse(source)
     except SyntaxError as exc:
         return ({exc.lineno} if exc.lineno else set()), "syntax"
+    except (RecursionError, MemoryError, ValueError):  # nested too deeply to parse: nothing to mark
+        return set(), ""
     for node in tree.body:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == entry:
             start = min([node.lineno] + [d.lineno for d in node.decorator_list])

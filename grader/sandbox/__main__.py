@@ -1,4 +1,4 @@
 """`python -m grader.sandbox`: check from the outside what a worker's isolation holds on this machine."""
-from grader.sandbox.isolation import main
+from grader.sandbox.selfcheck import main
 
 main()

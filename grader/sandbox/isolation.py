@@ -2,29 +2,27 @@
 
 Two entry points, called on both spawn paths (a fresh interpreter, or a fork of the zygote):
 
-* ``isolate_child(limits)`` runs in the new process before the worker boots (``preexec_fn`` of the
-  spawn, or the zygote's forked child): resource limits, death signal, no new privileges, a new
-  network namespace.
+* ``isolate_child(limits, cgroup)`` runs in the new process before the worker boots (``preexec_fn``
+  of the spawn, or the zygote's forked child): its cgroup v2 where the grader made one, resource
+  limits, death signal, no new privileges, a new network namespace.
 * ``after_boot()`` runs in the worker once torch and the worker module are imported and before the
   submission is: it takes away what the submission must not have. In order, where the OS allows:
 
-  1. a private mount namespace whose root holds only what a booted worker still needs (the system
-     directories, the Python library directories, a few device nodes and the worker's own
-     directory); the kit checkout, the installed ``grader`` package (hidden suites, reference
-     solutions), other submissions, /proc, /tmp and home directories are simply not there.
-     As root this is a plain mount namespace; otherwise an unprivileged user namespace is tried.
-     If the private root cannot be built, the kit's directories are covered with empty mounts.
-  2. a fresh identity: as root, a uid/gid of its own (``UID_BASE + pid``, so no two live workers
-     share one and none shares the grader's), no supplementary groups, no capabilities; in a user
-     namespace, every capability is dropped.
-  3. not dumpable (no ptrace or /proc/PID/mem access from same-uid processes), no new privileges,
-     the death signal set again (a credential change clears it).
-  4. a seccomp filter (x86_64 and aarch64): no signals to other processes, no setsid/setpgid (so
-     the grader's process-group kill reaches every descendant), no sockets, no ptrace or
-     process_vm_*, no namespaces, mounts, io_uring, bpf, perf or kernel keyrings.
+  1. a private mount namespace whose root holds an allowlist (``view.binds``): the system
+     directories, the standard library, the site-packages entries of torch, numpy, safetensors
+     and their requirements, a few device nodes and the worker's own directory. No copy of the
+     kit, no other submission, no /proc, /tmp or home directory is there. As root this is a plain
+     mount namespace; otherwise an unprivileged user namespace is tried. If the private root
+     cannot be built, every copy of the kit found is covered with an empty mount.
+  2. a fresh identity: as root, a uid/gid of its own (``UID_BASE + pid``), no supplementary groups,
+     no capabilities; in a user namespace, every capability is dropped.
+  3. not dumpable, no new privileges, the death signal set again (a credential change clears it).
+  4. a seccomp filter built with libseccomp (``pyseccomp``): no new processes (threads only), no
+     signals to other processes, no setsid/setpgid, sockets, ptrace, namespaces, mounts, io_uring,
+     bpf, perf or kernel keyrings; other architectures' calls refused.
 
 Every step degrades to a recorded fallback, never to a crash; ``STATE`` says what held, and
-``python -m grader.sandbox.isolation`` checks it from the outside on this machine (see SECURITY.md).
+``python -m grader.sandbox`` checks it from the outside on this machine (see SECURITY.md).
 The grader side calls ``protect_grader()`` before starting a worker and ``reap(pid)`` when it ends one.
 """
 from __future__ import annotations
@@ -35,10 +33,17 @@ import os
 import platform
 import resource
 import signal
-import struct
 import sys
-from dataclasses import dataclass
-from pathlib import Path
+
+from grader.sandbox import landlock, view
+from grader.sandbox.limits import Limits
+
+try:  # libseccomp through ctypes; loaded before any fork, so every worker has it
+    import pyseccomp
+    SECCOMP_ERROR = ""
+except (ImportError, OSError, RuntimeError) as exc:  # no libseccomp on this machine: a documented weaker tier
+    pyseccomp = None
+    SECCOMP_ERROR = f"{type(exc).__name__}: {exc}"
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -59,48 +64,12 @@ UID_BASE = 1_800_000_000  # a worker started as root runs as uid/gid UID_BASE + 
 NOBODY = 65534  # the last fallback identity, shared by workers
 SMALL_UID_BASE, SMALL_UID_SPAN = 20000, 40000  # where only 65536 ids are mapped (a user-namespaced container)
 
-PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the grader package: hidden suites, installed solutions
-KIT_PARENT = PACKAGE_DIR.parent  # a checkout (solutions/, tests/, .git) or a site-packages directory
-SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+PACKAGE_DIR = view.PACKAGE_DIR
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(platform.machine())
 DEVICES = ("null", "zero", "full", "random", "urandom")
-
-# syscall numbers by machine (x86_64 from asm/unistd_64.h, aarch64 from asm-generic/unistd.h)
-_SYSCALLS = {
-    "x86_64": dict(
-        arch=0xC000003E, kill=62, tkill=200, tgkill=234, rt_sigqueueinfo=129, rt_tgsigqueueinfo=297,
-        pidfd_send_signal=424, pidfd_getfd=438, setsid=112, setpgid=109, ptrace=101, process_vm_readv=310,
-        process_vm_writev=311, socket=41, io_uring_setup=425, io_uring_enter=426, io_uring_register=427,
-        clone=56, clone3=435, unshare=272, setns=308, mount=165, umount2=166, pivot_root=155, chroot=161,
-        bpf=321, perf_event_open=298, userfaultfd=323, keyctl=250, add_key=248, request_key=249,
-        kexec_load=246, kexec_file_load=320, init_module=175, finit_module=313, delete_module=176,
-        open_tree=428, move_mount=429, fsopen=430, fsconfig=431, fsmount=432, fspick=433, mount_setattr=442,
-        seccomp=317,
-    ),
-    "aarch64": dict(
-        arch=0xC00000B7, kill=129, tkill=130, tgkill=131, rt_sigqueueinfo=138, rt_tgsigqueueinfo=240,
-        pidfd_send_signal=424, pidfd_getfd=438, setsid=157, setpgid=154, ptrace=117, process_vm_readv=270,
-        process_vm_writev=271, socket=198, io_uring_setup=425, io_uring_enter=426, io_uring_register=427,
-        clone=220, clone3=435, unshare=97, setns=268, mount=40, umount2=39, pivot_root=41, chroot=51,
-        bpf=280, perf_event_open=241, userfaultfd=282, keyctl=219, add_key=217, request_key=218,
-        kexec_load=104, kexec_file_load=294, init_module=105, finit_module=273, delete_module=106,
-        open_tree=428, move_mount=429, fsopen=430, fsconfig=431, fsmount=432, fspick=433, mount_setattr=442,
-        seccomp=277,
-    ),
-}
-SYSCALLS = _SYSCALLS.get(platform.machine())
 
 # What after_boot achieved in this process, one line per protection (read by the self-check).
 STATE: dict[str, str] = {}
-
-
-@dataclass(frozen=True)
-class Limits:
-    wall_s: float = 30.0  # one budget for the whole grading session of a submission
-    cpu_s: int = 60
-    memory_mb: int = 2048  # address space; torch itself maps about 0.6 GB
-    file_mb: int = 4
-    output_kb: int = 8  # what the submission prints, as kept for --verbose and reports
-    processes: int = 64  # processes + threads of the worker's own uid (enforced when it has one: root)
 
 
 def worker_uid(pid: int) -> int:
@@ -126,8 +95,15 @@ def _ok(result: int, what: str) -> None:
 
 # -- before the worker boots ---------------------------------------------------------------------
 
-def isolate_child(limits: Limits) -> None:
-    """Runs in the new worker process before it boots: limits, death signal, no network where allowed."""
+def isolate_child(limits: Limits, cgroup: str | None = None) -> None:
+    """Runs in the new worker process before it boots: its cgroup (a directory the grader made, or None),
+    limits, death signal, no network where allowed."""
+    if cgroup:
+        try:
+            with open(os.path.join(cgroup, "cgroup.procs"), "w", encoding="ascii") as f:
+                f.write("0")
+        except OSError:
+            pass  # the grader reports the tier from the cgroup it made; the rlimits below hold regardless
     mb = 1 << 20
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1))
     resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb * mb, limits.memory_mb * mb))
@@ -159,8 +135,9 @@ def after_boot() -> dict[str, str]:
     if threads > 1:
         STATE["threads"] = f"{threads} threads at boot: namespaces apply to the main thread only"
 
+    STATE["limits"] = _cgroup_state()  # read now: the private root has no /proc
     private = _private_namespace(libc, root)
-    STATE["network"] = _network_state()  # read now: the private root has no /proc
+    STATE["network"] = _network_state()
     if private and _gpu_devices():
         # CUDA/ROCm need their device nodes, /proc and /sys, which the private root leaves out
         STATE["files"] = _hide_kit(libc) + " (a GPU is present: the private root is not used)"
@@ -172,14 +149,31 @@ def after_boot() -> dict[str, str]:
     else:
         STATE["files"] = "shared file system: the worker reads what its uid may read (no private mount namespace)"
 
+    if _gpu_devices():
+        STATE["landlock"] = "no Landlock: a GPU needs /proc, /sys and its device files"
+    else:
+        STATE["landlock"] = landlock.restrict(os.getcwd())
     STATE["identity"] = _drop_identity(libc, root, uid, private)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # cleared by the credential change above
     if os.getppid() != parent:  # the grader died before the death signal was set again
         os._exit(0)
-    STATE["syscalls"] = _install_seccomp(libc)
+    STATE["syscalls"] = _install_seccomp()
+    if not STATE["limits"].startswith("cgroup v2") and STATE["syscalls"].startswith("seccomp"):
+        STATE["limits"] += "; one process (fork refused by seccomp), so the address-space limit is per submission"
     return dict(STATE)
+
+
+def _cgroup_state() -> str:
+    try:
+        with open("/proc/self/cgroup", encoding="ascii") as f:
+            own = next((line.split(":", 2)[2].strip() for line in f if line.startswith("0::")), "")
+    except OSError:
+        own = ""
+    if "/attention-kit-" in own:
+        return f"cgroup v2 {own}: memory, processes and CPU limited for the whole submission"
+    return "no cgroup of its own: per-process limits (address space, CPU time, file size)"
 
 
 def _gpu_devices() -> list[str]:
@@ -231,44 +225,6 @@ def _give_workdir(uid: int) -> None:
             pass
 
 
-def _is_checkout(path: str) -> bool:
-    """A directory holding the kit's own package without torch beside it: a checkout, never bound."""
-    p = Path(path)
-    try:
-        return (p / "grader" / "sandbox" / "isolation.py").is_file() and not (p / "torch").is_dir()
-    except OSError:
-        return False
-
-
-def _view() -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str]]:
-    """(bind mounts as (source, target), symlinks as (target, link), paths to cover) for the private root."""
-    binds: list[tuple[str, str]] = []
-    links: list[tuple[str, str]] = []
-    for name in SYSTEM_DIRS:
-        path = "/" + name
-        if os.path.islink(path):
-            links.append((os.readlink(path), path))
-        elif os.path.isdir(path):
-            binds.append((path, path))
-    if os.path.isfile("/etc/ld.so.cache"):
-        binds.append(("/etc/ld.so.cache", "/etc/ld.so.cache"))  # dlopen by name
-    for entry in sys.path:
-        path = os.path.abspath(entry or ".")
-        if not os.path.exists(path) or _is_checkout(path) or path == os.getcwd():
-            continue
-        if any(path == t or path.startswith(t.rstrip("/") + "/") for _, t in binds):
-            continue  # under /usr already
-        binds.append((os.path.realpath(path), path))
-    cover = []
-    for secret in (str(PACKAGE_DIR), str(KIT_PARENT) if _is_checkout(str(KIT_PARENT)) else None):
-        if secret is None:
-            continue
-        for candidate in {secret, os.path.realpath(secret)}:
-            if any(candidate.startswith(t.rstrip("/") + "/") for _, t in binds):
-                cover.append(candidate)
-    return binds, links, cover
-
-
 def _source_flags(path: str) -> int:
     """The mount flags a read-only bind of path must keep (a user namespace refuses to drop locked ones)."""
     flag = os.statvfs(path).f_flag
@@ -302,7 +258,8 @@ def _cover(libc, target: str) -> None:
 def _private_root(libc) -> str:
     """Pivot into a new root that holds only what the booted worker needs, its directory writable."""
     work = os.getcwd()
-    binds, links, cover = _view()
+    binds, links, empty = view.binds()
+    inside = [b for b in binds if view._under(b[1], empty)]  # bound into an emptied directory, after it
     # The new root is a tmpfs mounted over the worker's directory: from then on the path `work` names
     # the new root, and the real directory underneath is reached through a descriptor opened before.
     real = os.open(".", os.O_PATH | os.O_DIRECTORY)
@@ -314,14 +271,21 @@ def _private_root(libc) -> str:
     try:
         new = work.rstrip("/")
         for source, target in binds:
+            if (source, target) not in inside:
+                _bind(libc, source, new + target, readonly=True, extra=MS_NOSUID)
+        for target in empty:
+            _ok(libc.mount(b"tmpfs", os.fsencode(new + target), b"tmpfs", MS_NOSUID | MS_NODEV, b"size=64k,mode=0755"),
+                f"empty {target}")
+        for source, target in inside:
             _bind(libc, source, new + target, readonly=True, extra=MS_NOSUID)
+        for target in empty:
+            _ok(libc.mount(None, os.fsencode(new + target), None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, None),
+                f"read-only {target}")
         for dest, link in links:
             os.symlink(dest, new + link)
         for name in DEVICES:
             if os.path.exists(f"/dev/{name}"):
                 _bind(libc, f"/dev/{name}", f"{new}/dev/{name}", readonly=False, extra=MS_NOSUID)
-        for target in cover:
-            _cover(libc, new + target)
         os.makedirs(new + "/tmp", mode=0o755, exist_ok=True)
         # not recursive: the new root itself is mounted on that directory
         _bind(libc, f"/proc/self/fd/{real}", new + work, readonly=False, extra=MS_NOSUID | MS_NODEV | MS_NOEXEC,
@@ -334,7 +298,7 @@ def _private_root(libc) -> str:
     finally:
         os.close(real)
     how = "pivot_root"
-    pivot = SYSCALLS and libc.syscall(SYSCALLS["pivot_root"], b".", b".")
+    pivot = SYS_PIVOT_ROOT and libc.syscall(SYS_PIVOT_ROOT, b".", b".")
     if pivot == 0:
         libc.umount2(b".", MNT_DETACH)  # the old root, stacked on "." by pivot_root(".", ".")
     else:  # no pivot (the root is not a mount point, e.g. in a chroot): chroot, unescapable without privileges
@@ -343,14 +307,14 @@ def _private_root(libc) -> str:
     os.chdir("/")
     libc.mount(None, b"/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, None)
     os.chdir(work)
-    hidden = " (installed kit package covered)" if cover else ""
-    return f"private root ({how}): system and Python library directories read-only, own directory writable{hidden}"
+    return (f"private root ({how}): system directories, the standard library and {len(view.allowed_paths())} "
+            "allowed package paths read-only, own directory writable")
 
 
 def _hide_kit(libc) -> str:
     """Fallback: the whole file system stays visible, but the kit's directories are covered."""
     hidden = []
-    for path in {str(PACKAGE_DIR), str(KIT_PARENT) if _is_checkout(str(KIT_PARENT)) else str(PACKAGE_DIR)}:
+    for path in view.cover_targets():
         try:
             _cover(libc, path)
             hidden.append(path)
@@ -397,62 +361,49 @@ def _drop_identity(libc, root: bool, uid: int, private: bool) -> str:
     return f"the grader's uid {os.getuid()}, capabilities in the user namespace could not be dropped"
 
 
-# -- seccomp -------------------------------------------------------------------------------------
+# -- seccomp ---
 
-_LD_W_ABS, _JEQ, _JSET, _JGE, _RET = 0x20, 0x15, 0x45, 0x35, 0x06
-_ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
-_ARG0 = 16  # offsetof(struct seccomp_data, args[0]), low 32 bits on a little-endian machine
-
-
-def seccomp_program(pid: int, calls: dict) -> list[tuple[int, int, int, int]]:
-    """The filter as (code, jt, jf, k) instructions. Denied calls fail with EPERM (clone3: ENOSYS, so libc
-    falls back to clone, whose flags the filter can read)."""
-    eperm = _ERRNO | errno.EPERM
-    prog = [(_LD_W_ABS, 0, 0, 4), (_JEQ, 1, 0, calls["arch"]), (_RET, 0, 0, eperm), (_LD_W_ABS, 0, 0, 0)]
-    if calls["arch"] == 0xC000003E:
-        prog += [(_JGE, 0, 1, 0x40000000), (_RET, 0, 0, eperm)]  # the x32 ABI
-
-    def rule(name, block):
-        prog.extend([(_LD_W_ABS, 0, 0, 0), (_JEQ, 0, len(block), calls[name]), *block])
-
-    def only_if_arg0(values):  # allowed when the first argument is one of values
-        n = len(values)
-        return [(_LD_W_ABS, 0, 0, _ARG0), *[(_JEQ, n - i, 0, v & 0xFFFFFFFF) for i, v in enumerate(values)], (_RET, 0, 0, eperm), (_RET, 0, 0, _ALLOW)]
-
-    own = [pid, 0, -pid]  # itself, its own process group (0 and -pgid; the worker leads its group)
-    rule("kill", only_if_arg0(own))
-    for name in ("tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
-        rule(name, only_if_arg0([pid]))
-    rule("clone", [(_LD_W_ABS, 0, 0, _ARG0), (_JSET, 0, 1, NAMESPACE_FLAGS | CLONE_PARENT), (_RET, 0, 0, eperm),
-                   (_RET, 0, 0, _ALLOW)])
-    rule("clone3", [(_RET, 0, 0, _ERRNO | errno.ENOSYS)])
-    for name in ("tkill", "pidfd_send_signal", "pidfd_getfd", "setsid", "setpgid", "ptrace", "process_vm_readv",
-                 "process_vm_writev", "socket", "io_uring_setup", "io_uring_enter", "io_uring_register", "unshare",
-                 "setns", "mount", "umount2", "pivot_root", "chroot", "bpf", "perf_event_open", "userfaultfd",
-                 "keyctl", "add_key", "request_key", "kexec_load", "kexec_file_load", "init_module", "finit_module",
-                 "delete_module", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick",
-                 "mount_setattr"):
-        rule(name, [(_RET, 0, 0, eperm)])
-    prog.append((_RET, 0, 0, _ALLOW))
-    return prog
+CLONE_THREAD = 0x00010000
+DENIED_CALLS = ("fork", "vfork", "tkill", "pidfd_send_signal", "pidfd_getfd", "setsid", "setpgid", "ptrace",
+                "process_vm_readv", "process_vm_writev", "socket", "socketpair", "io_uring_setup", "io_uring_enter",
+                "io_uring_register", "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "bpf",
+                "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key", "kexec_load", "kexec_file_load",
+                "init_module", "finit_module", "delete_module", "open_tree", "move_mount", "fsopen", "fsconfig",
+                "fsmount", "fspick", "mount_setattr")
 
 
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+def seccomp_filter(pid: int):
+    """The worker's filter (libseccomp, default allow): signals only to itself; no new processes (clone
+    without CLONE_THREAD; clone3 answers ENOSYS so libc falls back to clone, whose flags a filter can read),
+    no namespaces; the calls in DENIED_CALLS fail with EPERM; other architectures' calls are refused."""
+    eperm = pyseccomp.ERRNO(errno.EPERM)
+    f = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
+    f.set_attr(pyseccomp.Attr.ACT_BADARCH, eperm)  # x32 and 32-bit calls included
+    f.set_attr(pyseccomp.Attr.CTL_TSYNC, 1)  # every thread of the worker at once
+    for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):  # the target (tgid) is argument 0
+        f.add_rule(eperm, name, pyseccomp.Arg(0, pyseccomp.NE, pid))
+    f.add_rule(eperm, "clone", pyseccomp.Arg(0, pyseccomp.MASKED_EQ, CLONE_THREAD, 0))
+    for bit in range(32):
+        if (NAMESPACE_FLAGS | CLONE_PARENT) >> bit & 1:
+            f.add_rule(eperm, "clone", pyseccomp.Arg(0, pyseccomp.MASKED_EQ, 1 << bit, 1 << bit))
+    f.add_rule(pyseccomp.ERRNO(errno.ENOSYS), "clone3")
+    for name in DENIED_CALLS:
+        try:
+            f.add_rule(eperm, name)
+        except (OSError, ValueError):  # a call this architecture does not have (vfork on aarch64)
+            pass
+    return f
 
 
-def _install_seccomp(libc) -> str:
-    if SYSCALLS is None:
-        return f"no seccomp filter: no syscall table for {platform.machine()}"
-    prog = seccomp_program(os.getpid(), SYSCALLS)
-    raw = b"".join(struct.pack("=HBBI", *ins) for ins in prog)
-    buf = ctypes.create_string_buffer(raw, len(raw))
-    fprog = _SockFprog(len(prog), ctypes.cast(buf, ctypes.c_void_p))
-    # SECCOMP_SET_MODE_FILTER with SECCOMP_FILTER_FLAG_TSYNC: every thread of the worker at once
-    if libc.syscall(SYSCALLS["seccomp"], 1, 1, ctypes.byref(fprog)) != 0:
-        return f"no seccomp filter: {os.strerror(ctypes.get_errno())}"
-    return "seccomp filter: no signals to other processes, no setsid/setpgid, sockets, ptrace, namespaces or mounts"
-
+def _install_seccomp() -> str:
+    if pyseccomp is None:
+        return f"no seccomp filter: libseccomp could not be loaded ({SECCOMP_ERROR})"
+    try:
+        seccomp_filter(os.getpid()).load()
+    except OSError as exc:
+        return f"no seccomp filter: {exc.strerror or exc}"
+    return ("seccomp filter: no new processes (threads only), no signals to other processes, no setsid/setpgid, "
+            "sockets, ptrace, namespaces or mounts")
 
 # -- the grader's side ---------------------------------------------------------------------------
 
@@ -493,71 +444,3 @@ def reap(pid: int) -> int:
     return killed
 
 
-# -- a self-check, run from the outside: `python -m grader.sandbox.isolation` ----------------------
-
-PROBE = r'''
-import json, os, socket, sys
-import torch
-from grader.sandbox import isolation
-report = {"state": isolation.STATE}
-def attempt(name, fn):
-    try:
-        fn()
-        report[name] = "ALLOWED"
-    except BaseException as exc:
-        report[name] = f"refused ({type(exc).__name__}: {exc})"[:160]
-attempt("read the kit (reference solutions, hidden suites)", lambda: open(os.environ["KIT_PROBE"]).read())
-attempt("write outside its directory", lambda: open(os.environ["WRITE_PROBE"], "w").write("x"))
-attempt("signal the grader", lambda: os.kill(os.getppid(), 0))
-attempt("open a socket", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).connect(("1.1.1.1", 53)))
-attempt("leave its process group (setsid)", lambda: os.setsid())
-print("ISOLATION-REPORT " + json.dumps(report), flush=True)
-'''
-
-
-def self_check(kit_file: Path | None = None) -> list[tuple[str, str]]:
-    """Start a real worker with a probe that tries what a hostile submission would; returns (what, result).
-
-    kit_file: a private file the worker must not read (default: a reference solution beside the package).
-    """
-    import json
-    import tempfile
-    import time
-
-    from grader.sandbox.session import Sandbox
-
-    with tempfile.TemporaryDirectory() as tmp:
-        probe = Path(tmp) / "probe.py"
-        solutions = [PACKAGE_DIR / "_kit" / "solutions", PACKAGE_DIR.parent / "solutions"]
-        kit_file = kit_file or next((f for d in solutions for f in sorted(d.glob("*.py"))), PACKAGE_DIR / "__init__.py")
-        marker = Path(tempfile.gettempdir()) / f"attention-kit-probe-{os.getpid()}"
-        source = PROBE.replace('os.environ["KIT_PROBE"]', repr(str(kit_file)))
-        probe.write_text(source.replace('os.environ["WRITE_PROBE"]', repr(str(marker))))
-        with Sandbox(probe, limits=Limits(wall_s=30)) as sb:
-            try:
-                sb.request({"op": "load"})
-            except Exception as exc:  # noqa: BLE001 - shown to the person running the check
-                return [("probe", f"the probe failed: {exc}")]
-            for _ in range(100):
-                if "ISOLATION-REPORT" in sb.captured_output():
-                    break
-                time.sleep(0.02)
-        text = sb.captured_output().split("ISOLATION-REPORT ", 1)[-1].splitlines()[0]
-        wrote = marker.exists()
-        marker.unlink(missing_ok=True)
-    report = json.loads(text)
-    rows = [(k, v) for k, v in report.pop("state").items()]
-    rows += [(k, v) for k, v in report.items()]
-    if wrote:
-        rows.append(("file written outside its directory", f"FOUND {marker}"))
-    return rows
-
-
-def main() -> None:
-    print(f"running as uid {os.geteuid()} on {platform.machine()}; a worker here gets:")
-    for what, result in self_check():
-        print(f"  {what:<52} {result}")
-
-
-if __name__ == "__main__":
-    main()

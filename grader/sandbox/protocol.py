@@ -10,6 +10,14 @@ import os
 import struct
 
 MAX_HEADER = 1 << 20
+MAX_DEPTH = 5  # {"buffers": {"name": [[2, 3], "float64"]}} is the deepest reply the worker sends
+MAX_ITEMS = 20_000  # values in one header, all levels together
+MAX_TEXT = 4096  # characters in one string
+# what each key of a reply header may hold; anything else is not a reply the worker sends
+REPLY_KEYS = {"ok": (bool,), "error": (dict,), "outputs": (list,), "is_class": (bool,), "callable": (bool,),
+              "is_module": (bool,), "parameters": (list, type(None)), "forward_parameters": (list,),
+              "params": (dict,), "buffers": (dict,), "raised": (str, dict, type(None)), "largest": (dict,),
+              "entries": (list,), "truncated": (bool,)}  # entries, truncated, raised as a dict: the trace op
 MAX_PAYLOAD = 64 << 20  # the grader's probes return kilobytes; anything near this is an attack or a bug
 _LEN = struct.Struct(">Q")
 READY = b"\x06"  # the one byte a worker sends once booted, before it imports the submission
@@ -43,21 +51,45 @@ def split_lengths(buf: bytes) -> int | None:
 
 
 def decode(frame: bytes) -> tuple[dict, dict]:
+    """(header, tensors) of one frame; any failure to read it is a ProtocolError, never another exception."""
     from safetensors.torch import load as st_load
 
-    (hlen,) = _LEN.unpack_from(frame, 0)
     try:
+        (hlen,) = _LEN.unpack_from(frame, 0)
         header = json.loads(frame[8 : 8 + hlen].decode())
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ProtocolError(f"unreadable header: {exc}") from None
+    except (ValueError, RecursionError, MemoryError, struct.error) as exc:  # JSON and UTF-8 errors are ValueErrors
+        raise ProtocolError(f"unreadable header: {type(exc).__name__}: {str(exc)[:120]}") from None
     if not isinstance(header, dict):
         raise ProtocolError("header is not a JSON object")
     body = frame[16 + hlen :]
     try:
         tensors = st_load(body) if body else {}
     except Exception as exc:  # safetensors raises its own error types
-        raise ProtocolError(f"unreadable tensors: {exc}") from None
+        raise ProtocolError(f"unreadable tensors: {type(exc).__name__}: {str(exc)[:120]}") from None
     return header, tensors
+
+
+def check_reply(header: dict) -> dict:
+    """The worker's reply header if it has the shape of one: known keys of the right types, nesting at
+    most MAX_DEPTH, at most MAX_ITEMS values, strings at most MAX_TEXT long. Raises ProtocolError."""
+    for key, value in header.items():
+        if key not in REPLY_KEYS:
+            raise ProtocolError(f"unexpected key {key[:40]!r} in the reply")
+        if not isinstance(value, REPLY_KEYS[key]):
+            raise ProtocolError(f"{key} in the reply is a {type(value).__name__}")
+    stack, items = [(header, 1)], 0
+    while stack:
+        value, depth = stack.pop()
+        items += 1
+        if depth > MAX_DEPTH or items > MAX_ITEMS:
+            raise ProtocolError("the reply is nested too deeply or too large")
+        if isinstance(value, str) and len(value) > MAX_TEXT:
+            raise ProtocolError("the reply holds an overlong string")
+        if isinstance(value, dict):
+            stack += [(k, depth + 1) for k in value] + [(v, depth + 1) for v in value.values()]
+        elif isinstance(value, list):
+            stack += [(v, depth + 1) for v in value]
+    return header
 
 
 def read_frame(fd: int) -> bytes | None:

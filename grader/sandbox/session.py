@@ -18,19 +18,15 @@ import time
 from pathlib import Path
 
 from grader.sandbox import protocol
-from grader.sandbox.isolation import Limits, isolate_child, protect_grader, reap
+from grader.sandbox.cgroup import WorkerCgroup
+from grader.sandbox.isolation import isolate_child, protect_grader, reap
+from grader.sandbox.limits import PACKAGE_PARENT, Limits, worker_env
 from grader.sandbox.zygote import Zygote, ZygoteError
+from grader.textsafe import clean
 
-PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 LIVE: set["Sandbox"] = set()  # running sandboxes, so that cancel_all() can stop them from another thread
 BOOT_S = 90.0  # how long a worker may take to start (torch's import), on top of the submission's budget
 BOOT = "import sys; sys.path.insert(0, sys.argv.pop(1)); from grader.sandbox.worker import main; main()"
-
-
-def worker_env(home: str) -> dict[str, str]:
-    """The whole environment a worker sees: nothing of the grader's beyond PATH."""
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
-            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 class WorkerGone(Exception):
@@ -46,8 +42,8 @@ class SubmissionError(Exception):
     """The submission raised an exception inside the worker (reported, not re-raised there)."""
 
     def __init__(self, info: dict):
-        self.type = str(info.get("type", "Exception"))[:80]
-        self.message = str(info.get("message", ""))[:600]
+        self.type = clean(info.get("type", "Exception"), limit=80) or "Exception"
+        self.message = clean(info.get("message", ""), limit=600)
         self.line = info.get("line") if isinstance(info.get("line"), int) else None
         self.not_implemented = info.get("not_implemented") is True
         self.memory = info.get("memory") is True
@@ -58,8 +54,10 @@ class SubmissionError(Exception):
 class Sandbox:
     """One worker process for one submission file."""
 
-    def __init__(self, submission: Path, *, limits: Limits = Limits(), zygote: Zygote | None = None):
+    def __init__(self, submission: Path, *, limits: Limits = Limits(), zygote: Zygote | None = None,
+                 forbidden: tuple[str, ...] = ()):
         self.submission = Path(submission)
+        self.forbidden = list(forbidden)  # the exercise's forbidden APIs: the worker refuses them at run time
         self.limits = limits
         self.zygote = zygote  # fork from this warm server when it runs; else spawn a fresh interpreter
         self.proc: subprocess.Popen | None = None
@@ -75,6 +73,7 @@ class Sandbox:
         self.ready = False  # the worker has booted (torch imported, isolated) and waits for requests
         self._began = 0.0
         self._tmp: str | None = None
+        self.cgroup: WorkerCgroup | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> "Sandbox":
@@ -84,12 +83,16 @@ class Sandbox:
         self._tmp = tempfile.mkdtemp(prefix="attention-kit-")
         target = os.path.join(self._tmp, "submission.py")
         shutil.copyfile(self.submission, target)
+        self.cgroup = WorkerCgroup(os.path.basename(self._tmp))
+        limits = self.limits
+        group = self.cgroup.path if self.cgroup.create(memory_mb=limits.memory_mb, processes=limits.processes,
+                                                       cpus=limits.cpus) else None
         req_r, self._req_w = os.pipe()
         self._resp_r, resp_w = os.pipe()
         if self.zygote is not None and self.zygote.alive:
             out_r, out_w = os.pipe()
             try:
-                self.pid = self.zygote.fork(submission=target, directory=self._tmp, limits=self.limits,
+                self.pid = self.zygote.fork(submission=target, directory=self._tmp, limits=self.limits, cgroup=group,
                                             req_r=req_r, resp_w=resp_w, out_w=out_w)
             finally:
                 for fd in (req_r, resp_w, out_w):
@@ -100,7 +103,7 @@ class Sandbox:
                 [sys.executable, "-I", "-B", "-c", BOOT, PACKAGE_PARENT, target, str(req_r), str(resp_w)],
                 cwd=self._tmp, env=worker_env(self._tmp), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT, pass_fds=(req_r, resp_w), start_new_session=True,
-                preexec_fn=lambda: isolate_child(self.limits),
+                preexec_fn=lambda: isolate_child(limits, group),
             )
             os.close(req_r)
             os.close(resp_w)
@@ -121,7 +124,7 @@ class Sandbox:
                 self.output += chunk[: cap - len(self.output)]
 
     def captured_output(self) -> str:
-        text = self.output.decode("utf-8", "replace")
+        text = clean(self.output)
         if self.output_total > len(self.output):
             text += f"\n[... {self.output_total - len(self.output)} more bytes of output not shown]"
         return text
@@ -138,6 +141,9 @@ class Sandbox:
                     pass
             self._stream.close()
             self.pid = self.proc = None
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
         if self._tmp:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
@@ -170,6 +176,8 @@ class Sandbox:
             raise self._fail("timeout", "cancelled")
         if self.gone is not None:
             raise self.gone
+        if header.get("op") == "load" and self.forbidden:
+            header = {**header, "forbidden": self.forbidden}
         data = protocol.encode(header, tensors)
         with selectors.DefaultSelector() as sel:
             if not self.ready:
@@ -184,6 +192,7 @@ class Sandbox:
         self.answered += 1
         try:
             reply, out = protocol.decode(frame)
+            protocol.check_reply(reply)
         except protocol.ProtocolError as exc:
             raise self._fail("crash", f"the worker sent an unreadable reply ({exc})") from None
         if reply.get("ok") is True:

@@ -18,6 +18,8 @@ import traceback
 import types
 
 import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from grader.sandbox import isolation
 from grader.sandbox.protocol import READY, decode, encode, read_frame
@@ -52,7 +54,7 @@ class _LazyDynamo(types.ModuleType):
         return getattr(real, name)
 
 
-class SameDevice(torch.overrides.TorchFunctionMode):
+class SameDevice(TorchFunctionMode):
     """Refuses an op whose tensor arguments sit on different devices, as CUDA kernels do.
 
     The meta device alone lets some in-place ops mix devices (masked_fill_ with a CPU mask);
@@ -77,10 +79,78 @@ class SameDevice(torch.overrides.TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+# what a forbidden API's name looks like among torch functions (__name__) and aten ops (name())
+KERNELS = {"scaled_dot_product_attention": "scaled_dot_product", "MultiheadAttention": "multi_head_attention",
+           "multi_head_attention_forward": "multi_head_attention"}
+
+
+class ForbiddenAPI(Exception):
+    """The submission called an API its exercise forbids (found at run time, however it was reached)."""
+
+
+class Watch(TorchFunctionMode):
+    """Records (and refuses) calls of the exercise's forbidden kernels while the submission runs, at
+    the torch-function level (F.scaled_dot_product_attention, however it was looked up) and at the
+    dispatcher (torch.ops.aten._scaled_dot_product_flash_attention_for_cpu and friends)."""
+
+    def __init__(self, forbidden: list[str], used: set[str]):
+        super().__init__()
+        self.patterns = {KERNELS.get(name.rsplit(".", 1)[-1], name.rsplit(".", 1)[-1]): name for name in forbidden}
+        self.used = used
+        self.dispatch = _DispatchWatch(self)
+
+    def match(self, name: str) -> None:
+        for pattern, api in self.patterns.items():
+            if pattern in name:
+                self.used.add(api)
+                raise ForbiddenAPI(f"forbidden_api: {api} is not allowed in this exercise (called at run time as {name})")
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.match(getattr(func, "__name__", ""))
+        return func(*args, **(kwargs or {}))
+
+    def __enter__(self):
+        super().__enter__()
+        self.dispatch.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.dispatch.__exit__(*exc)
+        return super().__exit__(*exc)
+
+
+class _DispatchWatch(TorchDispatchMode):
+    def __init__(self, watch: Watch):
+        super().__init__()
+        self.watch = watch
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.watch.match(func.name())
+        return func(*args, **(kwargs or {}))
+
+
+class Largest(TorchDispatchMode):
+    """Records the largest tensor any op creates while the submission runs (a suite asks for it with
+    "largest": true, to check that a tiled implementation never holds more than a tile of scores)."""
+
+    def __init__(self):
+        super().__init__()
+        self.numel, self.shape = 0, []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in out if isinstance(out, (tuple, list)) else [out]:
+            if isinstance(t, torch.Tensor) and t.numel() > self.numel:
+                self.numel, self.shape = t.numel(), list(t.shape)
+        return out
+
+
 class Worker:
     def __init__(self, path: str):
         self.path = os.path.abspath(path)
         self.module = None
+        self.forbidden: list[str] = []  # the exercise's forbidden APIs, sent with the load request
+        self.used: set[str] = set()  # those the submission called
 
     # -- error reporting ------------------------------------------------------------------
     def error(self, exc: BaseException) -> dict:
@@ -104,10 +174,15 @@ class Worker:
 
     # -- requests -------------------------------------------------------------------------
     def load(self, req, tensors):
-        spec = importlib.util.spec_from_file_location("submission", self.path)
-        module = importlib.util.module_from_spec(spec)
+        self.forbidden = [f for f in req.get("forbidden") or [] if isinstance(f, str)]
+        # read relative to its own directory (the cwd): the directories above it may be closed to the worker's uid
+        here = os.path.dirname(self.path) == os.getcwd()
+        with open(os.path.basename(self.path) if here else self.path, "rb") as f:
+            source = f.read()
+        module = types.ModuleType("submission")
+        module.__file__ = self.path
         sys.modules["submission"] = module
-        spec.loader.exec_module(module)
+        exec(compile(source, self.path, "exec", dont_inherit=True), module.__dict__)
         self.module = module
         return {"ok": True}, {}
 
@@ -198,13 +273,17 @@ class Worker:
                 kwargs[k] = v
         seed_all(seed + 1, device)
         check = SameDevice() if device.type != "cpu" else contextlib.nullcontext()
-        with torch.set_grad_enabled(bool(req.get("grad"))), check:
+        watch = Watch(self.forbidden, self.used) if self.forbidden else contextlib.nullcontext()
+        largest = Largest() if req.get("largest") else contextlib.nullcontext()
+        with torch.set_grad_enabled(bool(req.get("grad"))), check, watch, largest:
             result = fn(*args, **kwargs)
         outs = list(result) if isinstance(result, (tuple, list)) else [result]
         if not all(isinstance(o, torch.Tensor) for o in outs):
             kinds = ", ".join(type(o).__name__ for o in outs)
             raise TypeError(f"expected tensor output(s), got {kinds}")
         header = {"ok": True, "outputs": [{"shape": list(o.shape), "dtype": str(o.dtype).removeprefix("torch.")} for o in outs]}
+        if isinstance(largest, Largest):
+            header["largest"] = {"numel": largest.numel, "shape": largest.shape}
         if device.type == "meta":
             return header, {}
         out_tensors = {f"out.{i}": o.detach().to("cpu", copy=True) for i, o in enumerate(outs)}
@@ -212,7 +291,8 @@ class Worker:
             grad_outs = [tensors[g].to(dtype=dtype, device=device) for g in req["grad"]]
             # a scalar loss whose gradient is the vector-Jacobian product with grad_outs
             # (cheaper to start than backward(grad_tensors), which imports torch.fx on first use)
-            sum((o * g).sum() for o, g in zip(outs, grad_outs)).backward()
+            with watch if self.forbidden else contextlib.nullcontext():  # a fused kernel's backward, too
+                sum((o * g).sum() for o, g in zip(outs, grad_outs)).backward()
             names = list(req.get("args", [])) + [f"kw.{k}" for k in req.get("kwargs", {})]
             for name, t in zip(names, args + list(kwargs.values())):
                 if t.grad is not None:
@@ -257,9 +337,13 @@ class Worker:
         if op is None or header["op"] not in {"load", "describe", "construct_raises", "run", "trace"}:
             return {"ok": False, "error": {"type": "ProtocolError", "message": f"unknown op {header.get('op')!r}"}}, {}
         try:
-            return op(header, tensors)
+            reply = op(header, tensors)
         except BaseException as exc:  # SystemExit and KeyboardInterrupt from the submission included
-            return self.error(exc), {}
+            reply = self.error(exc), {}
+        if self.used:  # once called, every later answer says so, whatever the submission caught
+            api = ", ".join(sorted(self.used))
+            reply = self.error(ForbiddenAPI(f"forbidden_api: {api} is not allowed in this exercise (called at run time)")), {}
+        return reply
 
 
 def boot() -> None:

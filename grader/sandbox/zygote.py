@@ -18,7 +18,9 @@ import sys
 import time
 from dataclasses import asdict
 
-from grader.sandbox.isolation import Limits, isolate_child
+from grader.sandbox import view
+from grader.sandbox.isolation import PR_SET_PDEATHSIG, isolate_child
+from grader.sandbox.limits import PACKAGE_PARENT, Limits, worker_env
 
 BOOT = "import sys; sys.path.insert(0, sys.argv.pop(1)); from grader.sandbox.zygote import serve; serve()"
 MAX_MESSAGE = 1 << 16
@@ -36,8 +38,6 @@ class Zygote:
         self.sock: socket.socket | None = None
 
     def start(self) -> "Zygote":
-        from grader.sandbox.session import PACKAGE_PARENT, worker_env
-
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-B", "-c", BOOT, PACKAGE_PARENT, str(theirs.fileno())],
@@ -74,10 +74,12 @@ class Zygote:
             raise ZygoteError(reply["error"])
         return reply
 
-    def fork(self, *, submission: str, directory: str, limits: Limits, req_r: int, resp_w: int, out_w: int) -> int:
-        """Start a worker for submission (a file inside directory); returns its pid (= its process group)."""
-        reply = self._call({"op": "fork", "submission": submission, "directory": directory, "limits": asdict(limits)},
-                           (req_r, resp_w, out_w))
+    def fork(self, *, submission: str, directory: str, limits: Limits, req_r: int, resp_w: int, out_w: int,
+             cgroup: str | None = None) -> int:
+        """Start a worker for submission (a file inside directory), in cgroup (a directory, or None);
+        returns its pid (= its process group)."""
+        reply = self._call({"op": "fork", "submission": submission, "directory": directory, "limits": asdict(limits),
+                            "cgroup": cgroup}, (req_r, resp_w, out_w))
         return int(reply["pid"])
 
     def exit_status(self, pid: int, timeout: float = 2.0) -> int | None:
@@ -99,8 +101,6 @@ class Zygote:
 
 def _die_with_parent() -> None:
     import ctypes
-
-    from grader.sandbox.isolation import PR_SET_PDEATHSIG
 
     ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
@@ -161,7 +161,7 @@ def _child(message: dict, fds: list[int], sock: socket.socket) -> None:
         sock.close()
         req_r, resp_w, out_w = fds
         os.setsid()
-        isolate_child(Limits(**message["limits"]))
+        isolate_child(Limits(**message["limits"]), message.get("cgroup"))
         os.dup2(out_w, 1)
         os.dup2(out_w, 2)
         os.close(out_w)
@@ -182,6 +182,7 @@ def serve() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
     boot()
     _warm_up()
+    view.binds()  # the worker's file system view, worked out once for every fork
     codes: dict[int, int] = {}
     buf = b""
     while True:

@@ -1,5 +1,5 @@
 # attack: fork a child that leaves the process group (setsid), ignores SIGTERM and outlives the grade; correct code -> fail (unsafe_code)
-# runtime: pass
+# runtime: fail (PermissionError)
 import math
 import os
 import signal

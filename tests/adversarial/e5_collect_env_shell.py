@@ -1,5 +1,5 @@
 # attack: run a shell through torch.utils.collect_env.run to cat the reference solution, exec it if found -> fail (unsafe_code)
-# runtime: fail (heads_split_wrong)
+# runtime: fail (PermissionError)
 import torch
 import torch.nn as nn
 

@@ -1,0 +1,99 @@
+"""The module attributes a submission may reach: an allowlist, read from torch's own sources.
+
+A submission may name ``torch.softmax`` or ``nn.Linear``, but not ``typing.operator`` (whose
+``attrgetter`` looks attributes up by string), ``torch.overrides`` (whose tables hand out every torch
+function), ``torch.fx`` or ``torch.ops``. For each module of the import allowlist this says which
+attributes exist for attention code; anything else is refused by the policy. torch's lists come from
+files in its installed package (the op stubs, ``torch/functional.py``'s ``__all__``, the ``def``s of
+``nn.functional`` and ``nn.init``), read as text so that checking a file does not import torch.
+"""
+from __future__ import annotations
+
+import importlib.util
+import re
+from functools import cache
+from pathlib import Path
+
+ANY_PUBLIC = None  # every public name: modules that hold only functions and constants (math, itertools)
+TORCH_EXTRA = frozenset({
+    "Tensor", "Size", "dtype", "device", "Generator", "finfo", "iinfo", "no_grad", "enable_grad",
+    "set_grad_enabled", "inference_mode", "is_grad_enabled", "get_default_dtype", "manual_seed",
+    "default_generator", "is_tensor", "float64", "float32", "float16", "bfloat16", "double", "float", "half",
+    "int64", "int32", "int16", "int8", "uint8", "long", "int", "short", "bool", "complex64", "complex128",
+    "cfloat", "cdouble", "inf", "nan", "pi", "e", "newaxis", "nn", "autograd", "linalg", "special", "fft",
+})
+TYPING = frozenset({
+    "Any", "Optional", "Union", "List", "Tuple", "Dict", "Set", "FrozenSet", "Callable", "Sequence", "Iterable",
+    "Iterator", "Mapping", "Type", "TypeVar", "Generic", "Literal", "Final", "ClassVar", "NamedTuple",
+    "Protocol", "overload", "cast", "TYPE_CHECKING", "Annotated", "NoReturn", "Collection", "Self", "TypeAlias",
+})
+STDLIB = {
+    "math": ANY_PUBLIC,
+    "itertools": ANY_PUBLIC,
+    "typing": TYPING,
+    "dataclasses": frozenset({"dataclass", "field", "fields", "replace", "asdict", "astuple", "InitVar",
+                              "is_dataclass", "KW_ONLY", "MISSING"}),
+    "functools": frozenset({"partial", "reduce", "lru_cache", "cache", "cached_property", "wraps",
+                            "total_ordering", "partialmethod"}),
+    "collections": frozenset({"OrderedDict", "defaultdict", "namedtuple", "deque", "Counter", "ChainMap", "abc"}),
+    "collections.abc": "Capitalised",
+    "numbers": "Capitalised",
+    "__future__": frozenset({"annotations"}),
+}
+
+
+def _torch_dir() -> Path | None:
+    spec = importlib.util.find_spec("torch")
+    return Path(spec.origin).parent if spec is not None and spec.origin else None
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+
+
+def _defs(text: str) -> set[str]:
+    """Functions a module defines at top level, by def or by assignment (torch's docstring-wrapped ops)."""
+    return set(re.findall(r"^def ([a-z]\w*)", text, re.M)) | set(re.findall(r"^([a-z]\w*) = ", text, re.M))
+
+
+@cache
+def table() -> dict[str, frozenset[str] | str | None]:
+    """module path -> allowed attribute names (a set), "Capitalised" (classes only) or ANY_PUBLIC."""
+    out = dict(STDLIB)
+    torch = _torch_dir()
+    if torch is None:
+        return out  # no torch installed here: torch's attributes fall back to the deny-list
+    listed = re.search(r"^__all__ = \[(.*?)\]", _text(torch / "functional.py"), re.S | re.M)
+    top = _defs(_text(torch / "_C" / "_VariableFunctions.pyi"))
+    top |= set(re.findall(r'"(\w+)"', listed[1])) if listed else set()
+    out["torch"] = frozenset(top | TORCH_EXTRA)
+    out["torch.nn"] = "Capitalised+functional+init"
+    out["torch.nn.functional"] = frozenset(_defs(_text(torch / "nn" / "functional.pyi")) |
+                                           _defs(_text(torch / "nn" / "functional.py")))
+    out["torch.nn.init"] = frozenset(_defs(_text(torch / "nn" / "init.py")))
+    out["torch.autograd"] = frozenset({"Function", "grad"})
+    for sub in ("linalg", "special", "fft"):
+        out[f"torch.{sub}"] = frozenset(re.findall(r"^(\w+) = _add_docstr", _text(torch / sub / "__init__.py"), re.M))
+    return out
+
+
+def is_module(path: str) -> bool:
+    """Whether path names a module the table covers (a bare use of it is a module object in a variable)."""
+    return path in table()
+
+
+def allowed(module: str, name: str) -> bool | None:
+    """Whether module.name may be used; None when the table does not cover module (the deny-list applies)."""
+    rule = table().get(module, "absent")
+    if rule == "absent":
+        return None
+    if name.startswith("_"):
+        return False
+    if rule is ANY_PUBLIC:
+        return True
+    if isinstance(rule, str):
+        return name[:1].isupper() or name in rule.split("+")[1:]
+    return name in rule

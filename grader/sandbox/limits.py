@@ -1,0 +1,25 @@
+"""What every worker gets, whichever way it is started: its limits and its environment."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # put on the worker's sys.path to boot it
+
+
+@dataclass(frozen=True)
+class Limits:
+    wall_s: float = 30.0  # one budget for the whole grading session of a submission
+    cpu_s: int = 60
+    memory_mb: int = 2048  # address space (and the cgroup's memory.max where there is one); torch maps ~0.6 GB
+    file_mb: int = 4
+    output_kb: int = 8  # what the submission prints, as kept for --verbose and reports
+    processes: int = 64  # processes + threads of the worker's own uid (root), or its cgroup's pids.max
+    cpus: float = 1.0  # the cgroup's cpu.max, in cores, where there is one
+
+
+def worker_env(home: str) -> dict[str, str]:
+    """The whole environment a worker sees: nothing of the grader's beyond PATH."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
+            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}

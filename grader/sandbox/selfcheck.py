@@ -1,0 +1,98 @@
+"""`python -m grader.sandbox`: start a real worker with a probe that tries what a hostile submission
+would, on this machine, and print what held and which tier that is (see SECURITY.md)."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from grader.sandbox import cgroup, view
+from grader.sandbox.limits import Limits
+from grader.sandbox.session import Sandbox
+
+PROBE = r'''
+import json, os, socket, sys
+import torch
+from grader.sandbox import isolation
+report = {"state": isolation.STATE}
+def attempt(name, fn):
+    try:
+        fn()
+        report[name] = "ALLOWED"
+    except BaseException as exc:
+        report[name] = f"refused ({type(exc).__name__}: {exc})"[:160]
+for path in SECRETS:
+    attempt("read " + path, lambda: open(path).read(1))
+attempt("write outside its directory", lambda: open(MARKER, "w").write("x"))
+attempt("signal the grader", lambda: os.kill(os.getppid(), 0))
+attempt("open a socket", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).connect(("1.1.1.1", 53)))
+attempt("leave its process group (setsid)", lambda: os.setsid())
+def fork_once():
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+attempt("start a process (fork)", fork_once)
+print("ISOLATION-REPORT " + json.dumps(report), flush=True)
+'''
+
+
+def self_check(secrets: list[str] | None = None) -> list[tuple[str, str]]:
+    """Run the probe in a real worker; returns (what, result) rows. secrets: files the worker must not
+    read (default: one of each kind in every copy of the kit found here)."""
+    secrets = view.secret_files() if secrets is None else secrets
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = Path(tmp) / "probe.py"
+        marker = Path(tempfile.gettempdir()) / f"attention-kit-probe-{os.getpid()}"
+        probe.write_text(f"SECRETS = {secrets!r}\nMARKER = {str(marker)!r}\n{PROBE}")
+        with Sandbox(probe, limits=Limits(wall_s=30)) as sb:
+            try:
+                sb.request({"op": "load"})
+            except Exception as exc:  # noqa: BLE001 - shown to the person running the check
+                return [("probe", f"the probe failed: {exc}")]
+            for _ in range(100):
+                if "ISOLATION-REPORT" in sb.captured_output():
+                    break
+                time.sleep(0.02)
+        text = sb.captured_output().split("ISOLATION-REPORT ", 1)[-1].splitlines()[0]
+        wrote = marker.exists()
+        marker.unlink(missing_ok=True)
+    report = json.loads(text)
+    rows = list(report.pop("state").items()) + list(report.items())
+    if wrote:
+        rows.append(("file written outside its directory", f"FOUND {marker}"))
+    return rows
+
+
+def tier(rows: dict) -> str:
+    files = rows.get("files", "")
+    if files.startswith("private root") and rows.get("identity", "").startswith("own uid"):
+        name = "1: root with namespaces"
+    elif rows.get("identity", "").startswith("own uid"):
+        name = "2: root without namespaces (no CAP_SYS_ADMIN)"
+    elif files.startswith("private root"):
+        name = "3: not root, unprivileged user namespaces"
+    else:
+        name = "4: not root, no usable namespaces"
+    limits = "cgroup v2" if rows.get("limits", "").startswith("cgroup v2") else \
+        "seccomp, no fork" if rows.get("syscalls", "").startswith("seccomp") else "per-process rlimits only"
+    return f"tier {name}; limits: {limits}"
+
+
+def main() -> None:
+    copies = view.kit_copies()
+    print(f"running as uid {os.geteuid()} on {platform.machine()}; copies of the kit found: {', '.join(copies)}")
+    ok, why = cgroup.available()
+    print(f"  {'cgroup':<52} {why}")
+    rows = self_check()
+    for what, result in rows:
+        print(f"  {what:<52} {result}")
+    allowed = [what for what, result in rows if result == "ALLOWED" or result.startswith("FOUND")]
+    print(tier(dict(rows)))
+    if allowed:
+        print(f"NOT ISOLATED here: {'; '.join(allowed)} (see SECURITY.md for this tier)")
+        sys.exit(1)

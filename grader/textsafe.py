@@ -1,0 +1,31 @@
+"""Text a submission controls, made safe to show: no terminal escapes, no control characters.
+
+Exception messages, type names, printed output and file names come from code the grader does not
+trust. ``clean`` removes ANSI/VT escape sequences (which can repaint a terminal with a fake "passed"
+line), other control characters (carriage returns, backspaces, bells, C1 controls) and Unicode
+bidirectional overrides, keeping newlines and tabs. Escaping for Markdown or HTML is a separate step
+done by whoever renders into those formats; run ``clean`` first.
+"""
+from __future__ import annotations
+
+import re
+
+_ESCAPES = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI ... final byte (7- and 8-bit forms)
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC, DCS, SOS, PM, APC ... ST
+    r"|\x1b[ -/]*[0-~]?"  # any other escape sequence (charset selection, cursor save, reset)
+)
+# C0 controls except tab and newline, DEL, C1 controls, bidi embeddings, overrides and isolates
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def clean(text, limit: int | None = None) -> str:
+    """text without escape sequences or control characters (newlines and tabs kept), at most limit characters."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        text = bytes(text).decode("utf-8", "replace")
+    elif not isinstance(text, str):
+        text = str(text)
+    text = _CONTROLS.sub("", _ESCAPES.sub("", text.replace("\r\n", "\n")))
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 1, 0)] + "…"
+    return text

@@ -1,0 +1,29 @@
+"""grader.textsafe.clean: submission-derived text reaches terminals, Markdown and HTML without escapes."""
+from __future__ import annotations
+
+import pytest
+
+from grader.textsafe import clean
+
+
+@pytest.mark.parametrize("text, want", [
+    ("\x1b[2K\x1b[1A\x1b[32m✓ passed 31/31\x1b[0m", "✓ passed 31/31"),  # repaint the line above, in green
+    ("x\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\", "xclick"),  # OSC 8 hyperlink
+    ("title\x1b]0;pwned\x07", "title"),  # window title
+    ("\x9b31mC1 CSI", "C1 CSI"),
+    ("fake\rpassed\x08\x07\x00\x7f", "fakepassed"),
+    ("\u202egnp.exe", "gnp.exe"),  # right-to-left override
+    ("keep\ttabs\nand lines", "keep\ttabs\nand lines"),
+    ("\x1b\x00[31mbroken", "[31mbroken"),
+    (b"bytes \x1b[1m", "bytes "),
+    (bytearray(b"array \x1b[1m"), "array "),
+    (ValueError("as \x1b[1mstr"), "as str"),
+])
+def test_clean_strips_escapes_and_controls(text, want):
+    assert clean(text) == want
+
+
+def test_clean_bounds_length():
+    assert clean("a" * 50, limit=10) == "a" * 9 + "…"
+    assert clean("short", limit=10) == "short"
+    assert "\x1b" not in clean("\x1b" * 10_000 + "[" * 10, limit=5)
