@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.textsafe import clean
+from grader.sandbox.textsafe import clean
 
 
 @pytest.mark.parametrize("text, want", [

@@ -9,16 +9,9 @@ from __future__ import annotations
 
 import re
 
-ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
-UNSEEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+from grader.sandbox.textsafe import clean  # the one sanitizer, also applied at the worker boundary
 
-
-def clean(text, limit: int | None = None) -> str:
-    """text without escape sequences and control characters (newlines and tabs kept), at most limit chars."""
-    out = UNSEEN.sub("", ANSI.sub("", str(text)))
-    if limit is not None and len(out) > limit:
-        out = out[:max(0, limit - 1)] + "…"
-    return out
+__all__ = ["clean", "md_block", "md_code"]
 
 
 def _fence(text: str, minimum: int) -> str:

@@ -22,7 +22,7 @@ from grader.sandbox.cgroup import WorkerCgroup
 from grader.sandbox.isolation import isolate_child, protect_grader, reap
 from grader.sandbox.limits import PACKAGE_PARENT, Limits, worker_env
 from grader.sandbox.zygote import Zygote, ZygoteError
-from grader.textsafe import clean
+from grader.sandbox.textsafe import clean
 
 LIVE: set["Sandbox"] = set()  # running sandboxes, so that cancel_all() can stop them from another thread
 BOOT_S = 90.0  # how long a worker may take to start (torch's import), on top of the submission's budget

@@ -15,8 +15,9 @@ _ESCAPES = re.compile(
     r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC, DCS, SOS, PM, APC ... ST
     r"|\x1b[ -/]*[0-~]?"  # any other escape sequence (charset selection, cursor save, reset)
 )
-# C0 controls except tab and newline, DEL, C1 controls, bidi embeddings, overrides and isolates
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0 controls except tab and newline, DEL, C1 controls, zero-width characters, bidi marks, embeddings,
+# overrides and isolates, and a stray byte-order mark: all can hide or reorder what a reader sees
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 
 
 def clean(text, limit: int | None = None) -> str:
