@@ -107,23 +107,6 @@ def _die_with_parent() -> None:
 
 # -- the fork server process ---------------------------------------------------------------------
 
-def _warm_up() -> None:
-    """Run the torch paths a grading session uses, so each forked worker starts with them loaded."""
-    import torch
-    from safetensors.torch import load, save
-
-    from grader.sandbox.worker import SameDevice
-
-    lin = torch.nn.Linear(4, 4).double()
-    x = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)
-    att = torch.softmax((lin(x) @ x.transpose(-2, -1)).masked_fill(torch.ones(3, 3, dtype=torch.bool).triu(1), float("-inf")), -1)
-    torch.nn.functional.dropout(att, 0.5, training=True).sum().backward()
-    meta = torch.nn.Linear(4, 4).to("meta")
-    with SameDevice():
-        meta(torch.empty(2, 3, 4, device="meta")).masked_fill(torch.ones(3, 4, dtype=torch.bool, device="meta"), 0.0)
-    load(save({"x": x.detach().float()}))
-
-
 def _reap(codes: dict[int, int], keep: int = 256) -> None:
     """Collect finished workers (no zombies pile up); remember recent exit codes for status requests."""
     while True:
@@ -177,11 +160,11 @@ def _child(message: dict, fds: list[int], sock: socket.socket) -> None:
 
 
 def serve() -> None:
-    from grader.sandbox.worker import boot
+    from grader.sandbox.worker import boot, warm_up
 
     sock = socket.socket(fileno=int(sys.argv[1]))
     boot()
-    _warm_up()
+    warm_up()
     view.binds()  # the worker's file system view, worked out once for every fork
     codes: dict[int, int] = {}
     buf = b""
