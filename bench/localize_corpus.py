@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from grader.catalog import load_catalog
-from grader.diagnosis.localize import localize
+from grader.diagnosis.localize import localize, parameter_line
 from grader.runner import keep_warm
 from grader.sandbox import Sandbox
 from grader.suites.harness import Harness
@@ -105,7 +105,8 @@ def locate(path: Path, zygote):
         harness = Harness(ex, sandbox)
         harness.load()
         start = time.perf_counter()
-        found = localize(ex, harness, path.read_text(encoding="utf-8"))
+        source = path.read_text(encoding="utf-8")
+        found = localize(ex, harness, source) or parameter_line(ex, harness, source)
         return found, time.perf_counter() - start
     finally:
         sandbox.close()

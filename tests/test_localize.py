@@ -326,3 +326,21 @@ def test_views_mark_the_line():
     view = code_view(SELF_ATTENTION, ex.entry, [], True, verdict.localization)
     assert view["why"] == "localized" and [line["n"] for line in view["lines"] if line["mark"]] == [21]
     assert code_view(SELF_ATTENTION, ex.entry, [], True, {"line": 999})["why"] == "entry"
+
+
+def test_a_layer_the_grader_cannot_load_points_at_its_creation(write, zygote):
+    """Parameters named unlike the contract: no forward runs, so the line is where that layer is created."""
+    from grader.sandbox import Sandbox
+    from grader.suites.harness import Harness
+
+    source = bug(MULTIHEAD, "self.out_proj = ", "self.W_o = ").replace("self.out_proj(y)", "self.W_o(y)")
+    ex = load_catalog().get(4)
+    sandbox = Sandbox(write("sub.py", source), zygote=zygote).start()
+    try:
+        harness = Harness(ex, sandbox)
+        harness.load()
+        found = loc.parameter_line(ex, harness, source)
+    finally:
+        sandbox.close()
+    assert found is not None and found.line == line_of(source, "self.W_o = ") and found.stage == "parameters"
+    assert "W_o." in found.evidence and "not a parameter the contract has" in found.evidence

@@ -454,6 +454,46 @@ def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None
                  cause=cause)
 
 
+# -- parameters the grader could not load ---------------------------------------------------------
+def assignments(source: str) -> dict[str, int]:
+    """Attribute name -> the line of its first `self.<name> = ...` in the file (where a layer is created)."""
+    found = {}
+    for node in ast.walk(ast.parse(source)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        for t in targets:
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                found.setdefault(t.attr, node.lineno)
+    return found
+
+
+def parameter_line(ex, harness, source: str, init: dict | None = None) -> Localization | None:
+    """For parameters that do not match the contract (names, shapes, a bias ignored), the line creating the layer.
+
+    The mismatch itself is behaviour (the parameters the worker reports); the line is where that layer's
+    attribute is assigned. Never raises."""
+    try:
+        return _parameter_line(ex, harness, source, init or ex.config) if ex.kind == "module" else None
+    except Exception:  # feedback only
+        return None
+
+
+def _parameter_line(ex, harness, source: str, init: dict) -> Localization | None:
+    got = {str(k): tuple(v) for k, v in harness.describe(init).get("params", {}).items()}
+    want = {k: tuple(v.shape) for k, v in harness.weights(init).items()}
+    odd = sorted(set(got) ^ set(want)) + sorted(k for k in set(got) & set(want) if got[k] != want[k])
+    lines = assignments(source)
+    for name in odd:
+        layer = name.split(".")[0]
+        if layer in lines:
+            what = ("is not a parameter the contract has" if name not in want else
+                    "is missing: the layer is created without it" if name not in got else
+                    f"has shape {got[name]}, the contract's is {want[name]}")
+            return Localization(lines[layer], "parameters", None,
+                                f"the grader loads its weights by name: {name} {what} (the layer is created at line "
+                                f"{lines[layer]})")
+    return None
+
+
 # -- entry points ---------------------------------------------------------------------------------
 def trace_call(ex, harness) -> dict | None:
     """Constructor arguments, weights and inputs for one traced forward, or None for a custom call."""
@@ -521,6 +561,9 @@ def localize_verdict(verdict, ex, harness, source: str) -> None:
     if verdict.passed or verdict.state == "not_started" or any(d.id == "not_started" for d in verdict.diagnoses):
         return
     found = localize(ex, harness, source)
+    params = [t for t in verdict.failures() if t.code in ("parameter_names", "parameter_shapes")]
+    if found is None and params:
+        found = parameter_line(ex, harness, source, params[0].init)
     verdict.localization = found.to_json() if found is not None else None
     if found is not None and found.cause is not None:
         from grader.diagnosis import named_by_localization
