@@ -21,6 +21,10 @@ TORCH_EXTRA = frozenset({
     "default_generator", "is_tensor", "float64", "float32", "float16", "bfloat16", "double", "float", "half",
     "int64", "int32", "int16", "int8", "uint8", "long", "int", "short", "bool", "complex64", "complex128",
     "cfloat", "cdouble", "inf", "nan", "pi", "e", "newaxis", "nn", "autograd", "linalg", "special", "fft",
+    # the legacy tensor types (torch.BoolTensor(mask), x.type(torch.FloatTensor)) and guards real code wears
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
+    "CharTensor", "ByteTensor", "BoolTensor", "autocast", "promote_types", "result_type", "broadcast_shapes",
+    "get_default_device", "uint16", "uint32", "uint64", "complex32", "chalf",
 })
 TYPING = frozenset({
     "Any", "Optional", "Union", "List", "Tuple", "Dict", "Set", "FrozenSet", "Callable", "Sequence", "Iterable",
@@ -74,7 +78,8 @@ def table() -> dict[str, frozenset[str] | str | None]:
     out["torch.nn.functional"] = frozenset(_defs(_text(torch / "nn" / "functional.pyi")) |
                                            _defs(_text(torch / "nn" / "functional.py")))
     out["torch.nn.init"] = frozenset(_defs(_text(torch / "nn" / "init.py")))
-    out["torch.autograd"] = frozenset({"Function", "grad"})
+    out["torch.autograd"] = frozenset({"Function", "grad", "function"})
+    out["torch.autograd.function"] = frozenset({"Function", "FunctionCtx", "once_differentiable"})  # custom backward
     for sub in ("linalg", "special", "fft"):
         out[f"torch.{sub}"] = frozenset(re.findall(r"^(\w+) = _add_docstr", _text(torch / sub / "__init__.py"), re.M))
     return out

@@ -53,7 +53,7 @@ def is_blank(source: str) -> bool:
     """Whether the file defines nothing: empty, or only a docstring, comments, imports and `pass`."""
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # the policy check reports why it cannot parse
         return False
     inert = (ast.Import, ast.ImportFrom, ast.Pass)
     body = [n for n in tree.body if not isinstance(n, inert)

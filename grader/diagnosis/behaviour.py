@@ -100,12 +100,23 @@ def match(ex, probes, variant_fn, bug_list, wrong: list[int], right: int, tol: t
     return matches
 
 
+# Where in the forward a mistake sits, by the words of its (our own) bug name: of two mistakes that
+# together explain the output, the one earlier in the computation is listed first.
+STEPS = (("qkv", "split", "kv_heads", "gqa", "rope", "cross_kv"), ("scal",),
+         ("mask", "padding", "causal", "diagonal", "combine"), ("softmax", "online", "tiled", "rows"),
+         ("dropout",), ("merge",), ("out_proj",))
+
+
+def pipeline_position(bug: str) -> int:
+    return next((i for i, words in enumerate(STEPS) if any(w in bug for w in words)), 3)
+
+
 def report(ex, matches, right, prefix: str = "") -> list:
     mistakes = mistakes_of(ex)
     out = []
     for bugs, wd in matches:
         line = f"{prefix}your output equals the reference computed {describe(bugs, wd, right, mistakes.describe)}"
-        for bug in sorted(bugs, key=lambda b: list(bugs).index(b)):
+        for bug in sorted(bugs, key=lambda b: (pipeline_position(b), b)):  # the earliest step first: the cause
             out.append(make(mistakes.aliases.get(bug, bug), line))
     return out
 
