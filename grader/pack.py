@@ -25,6 +25,9 @@ An exercise module may define (all optional):
     EXCLUSIVE = [{bug, ...}] mistakes that are never combined when matching variants
     DIAGNOSES = {id: {title, explanation, hint}}
                              texts of diagnoses the kit's grader/diagnosis/catalog.toml does not have
+    trace_call(ex, kit) -> {"init", "params", "args", "kwargs"[, "scalars"]}
+                             for a custom_* call: the one call traced to point a failing verdict at a line
+                             (grader/diagnosis/localize.py); the reference marks its stages `# stage: name`
 
 The module is loaded by file path, never imported by name: the core does not know which exercises exist.
 """

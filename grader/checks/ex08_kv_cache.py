@@ -282,3 +282,12 @@ def diagnose(ex, kit, verdict) -> list:
             return found + [make("wrong_output", f"with {PROMPT} cached and {n} new token(s), y differs from the full "
                                                  f"forward pass (max |Δ| = {delta(y, y_full[:, PROMPT:PROMPT + n]):.3g})")]
     return found + evidence(verdict, own=True)
+
+
+def trace_call(ex, kit) -> dict:
+    """The call `grade` traces to point at a line: two new tokens after a cache of PROMPT tokens."""
+    init = ex.config
+    d_in, _, nh, hs, _ = sizes(ex, init)
+    cache = {"k_cache": kit.randn(2, nh, PROMPT, hs, salt=851), "v_cache": kit.randn(2, nh, PROMPT, hs, salt=852)}
+    return {"init": init, "params": kit.weights(init, salt=804), "args": [kit.randn(2, 2, d_in, salt=850)],
+            "kwargs": cache}

@@ -188,3 +188,10 @@ def diagnose(ex, kit, verdict) -> list:
                                                      f"3000.. the output is off by {far:.2g}: the angles are computed in "
                                                      "a precision that cannot hold position × frequency")]
     return found
+
+
+def trace_call(ex, kit) -> dict:
+    """The call `grade` traces to point at a line: positions offset by 3000, default base."""
+    c = ex.config
+    return {"init": None, "params": {}, "args": [kit.randn(c["B"], c["H"], c["T"], c["d"], salt=850),
+                                                 positions("offset", c["T"])], "kwargs": {}}

@@ -254,3 +254,11 @@ def diagnose(ex, kit, verdict) -> list:
     matches = match(ex, probes, lambda a, b, wd: [cross_forward(ex, init, params, *a, bugs=b, wrong_dim=wd)],
                      cross_bugs(ex, init), wrong, right)
     return found + report(ex, matches, right)
+
+
+def trace_call(ex, kit) -> dict:
+    """The call `grade` traces to point at a line: three sequences, the context padded in two."""
+    init = ex.config
+    x, context = inputs(kit, ex, init, salt=850)
+    return {"init": init, "params": kit.weights(init, salt=804), "args": [x, context],
+            "kwargs": {"context_padding_mask": padding([S, 3, 1])}}

@@ -98,6 +98,7 @@ def trace_reference(ref, call: dict, *, seed: int = 0) -> list[Traced]:
     args, kwargs = call["args"], call["kwargs"]
     torch.default_generator.manual_seed(seed + 1)
     tracer = Tracer(path, [*args, *kwargs.values(), *params])
+    kwargs = {**kwargs, **call.get("scalars", {})}
     with torch.no_grad(), tracer:
         fn(*args, **kwargs)
     return [Traced(e.op, e.line, e.tensor) for e in tracer.entries]
@@ -496,7 +497,15 @@ def _parameter_line(ex, harness, source: str, init: dict) -> Localization | None
 
 # -- entry points ---------------------------------------------------------------------------------
 def trace_call(ex, harness) -> dict | None:
-    """Constructor arguments, weights and inputs for one traced forward, or None for a custom call."""
+    """Constructor arguments, weights and inputs for one traced forward (init, params, args, kwargs and
+    non-tensor scalars), or None. An exercise called another way (custom_*) says how in its module's
+    trace_call(ex, kit)."""
+    if ex.kind.startswith("custom_"):
+        from grader.pack import load_module
+
+        module = load_module(ex.module_path) if ex.module_path is not None else None
+        custom = getattr(module, "trace_call", None)
+        return custom(ex, harness) if custom is not None else None
     if ex.kind == "function":
         c = ex.config
         B = next(b for b in (2, 3, 4) if b not in c.values())
@@ -526,7 +535,8 @@ def request(harness, call: dict, train: bool) -> tuple[dict, dict]:
     tensors.update({f"arg{i}": a for i, a in enumerate(call["args"])})
     tensors.update({f"kw_{k}": v for k, v in call["kwargs"].items()})
     header = {"op": "trace", "init": call["init"], "args": [f"arg{i}" for i in range(len(call["args"]))],
-              "kwargs": {k: f"kw_{k}" for k in call["kwargs"]}, "dtype": "float64", "train": train, "seed": 0}
+              "kwargs": {k: f"kw_{k}" for k in call["kwargs"]}, "scalars": call.get("scalars", {}),
+              "dtype": "float64", "train": train, "seed": 0}
     return harness.request(header, tensors)
 
 
