@@ -36,3 +36,11 @@ def write(tmp_path):
         return path
 
     return _write
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print what tests recorded as a "summary" property (corpus accuracy per part), also from xdist workers."""
+    for report in [r for key in ("passed", "failed") for r in terminalreporter.stats.get(key, [])]:
+        for name, value in getattr(report, "user_properties", ()):
+            if name == "summary":
+                terminalreporter.write_line(str(value))
