@@ -38,9 +38,34 @@ def write(tmp_path):
     return _write
 
 
+def pytest_collection_modifyitems(config, items):
+    """With xdist's loadgroup: a test file's tests stay on one worker (its fixtures and warm fork server),
+    except the corpus, whose files are independent: grouped by exercise, they spread over both cores."""
+    for item in items:
+        path = Path(str(item.fspath))
+        corpus = item.callspec.params.get("path") if path.stem in CORPUS_TESTS and hasattr(item, "callspec") else None
+        group = f"{path.stem}-{corpus.relative_to(CORPUS).parts[0]}" if isinstance(corpus, Path) else path.stem
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+CORPUS_TESTS = ("test_diagnosis", "test_unseen_corpus")
+
+
 def pytest_terminal_summary(terminalreporter):
-    """Print what tests recorded as a "summary" property (corpus accuracy per part), also from xdist workers."""
+    """Diagnosis accuracy per corpus part, from what the corpus tests recorded (on any xdist worker)."""
+    parts: dict[str, list[str]] = {}
     for report in [r for key in ("passed", "failed") for r in terminalreporter.stats.get(key, [])]:
         for name, value in getattr(report, "user_properties", ()):
-            if name == "summary":
-                terminalreporter.write_line(str(value))
+            if name == "corpus":
+                parts.setdefault(value[0], []).append(value[1])
+    for part in ("dev", "heldout", "realworld"):
+        results = parts.get(part)
+        if not results:
+            continue
+        buggy = [r for r in results if r == "hit" or r.startswith("miss")]
+        correct = [r for r in results if r == "pass" or r.startswith("rejected")]
+        hits, passing = buggy.count("hit"), correct.count("pass")
+        terminalreporter.write_line(f"diagnosis top-1 ({part}): {hits}/{len(buggy)} = {hits / max(1, len(buggy)):.1%}; "
+                                    f"correct files passing {passing}/{len(correct)}")
+        for r in sorted(r for r in results if r not in ("hit", "pass")):
+            terminalreporter.write_line(f"  {r}")

@@ -3,34 +3,29 @@
 Held-out files were written by someone who had not read the diagnoser and are never tuned on
 (tests/corpus/HELDOUT.md); real-world files are published implementations adapted only where the
 contract forces it (tests/corpus/REALWORLD.md). Their labels are the authors' reading of the code, so
-the accuracy is reported, not required here; what is required: every buggy file fails (the suites see
-the bug) and every file gets a diagnosis. A separate file from test_diagnosis.py so that the two run
-on both cores.
+top-1 accuracy is reported (the terminal summary, tests/conftest.py), not required; what is required:
+every buggy file fails (the suites see the bug) with a diagnosis.
+
+They grade 119 more files, about a minute of both cores, so the default `python -m pytest` (which must
+stay within 3 minutes on two cores) leaves them to `.ci/run`, which sets ATTENTION_KIT_UNSEEN_CORPUS=1.
+`python bench/diagnosis_corpus.py heldout realworld` prints the same numbers.
 """
+import os
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import CORPUS
-from tests.test_diagnosis import label, top1, verdict
+from tests.test_diagnosis import label, outcome, verdict
 
-PARTS = {"heldout": "[0-9][0-9]/heldout/*.py", "realworld": "[0-9][0-9]/realworld/*.py"}
-FILES = sorted(f for pattern in PARTS.values() for f in CORPUS.glob(pattern))
+FILES = sorted(f for pattern in ("[0-9][0-9]/heldout/*.py", "[0-9][0-9]/realworld/*.py") for f in CORPUS.glob(pattern))
 
 
+@pytest.mark.skipif(not os.environ.get("ATTENTION_KIT_UNSEEN_CORPUS"),
+                    reason="the held-out and real-world corpora run in .ci/run (ATTENTION_KIT_UNSEEN_CORPUS=1)")
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(CORPUS)))
-def test_buggy_files_fail_with_a_diagnosis(path: Path):
+def test_unseen_file(path: Path, record_property):
     v = verdict(path)
+    record_property("corpus", outcome(path, v))
     if label(path) != "pass":
         assert not v.passed and v.diagnoses, "a buggy file passed: the suite cannot see this bug"
-
-
-def test_top1_accuracy_per_part(record_property):
-    for part, pattern in PARTS.items():
-        files = sorted(CORPUS.glob(pattern))
-        hits, n, misses = top1(files)
-        correct = [p for p in files if label(p) == "pass"]
-        passed = sum(verdict(p).passed for p in correct)
-        record_property("summary", f"diagnosis top-1 ({part}): {hits}/{n} = {hits / n:.1%}; correct files passing "
-                        f"{passed}/{len(correct)}" + "".join(f"\n  miss {m}" for m in misses)
-                        + "".join(f"\n  rejected {p.relative_to(CORPUS)}" for p in correct if not verdict(p).passed))
