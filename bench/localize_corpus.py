@@ -15,7 +15,7 @@ from grader.catalog import load_catalog
 from grader.diagnosis.localize import localize, parameter_line
 from grader.runner import keep_warm
 from grader.sandbox import Sandbox
-from grader.suites.harness import Harness
+from grader.harness import Harness
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "corpus"
 

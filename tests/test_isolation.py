@@ -111,13 +111,13 @@ def test_worker_cannot_signal_the_grader_or_other_processes(probe):
 
 @pytest.mark.skipif(not ROOTED, reason="a private mount namespace needs root (or a user namespace, tested below)")
 def test_worker_cannot_read_the_kit(probe):
-    secrets = [kit_dir("solutions") / "03_causal_attention.py", ROOT / "grader" / "suites" / "harness.py",
+    secrets = [kit_dir("solutions") / "03_causal_attention.py", ROOT / "grader" / "harness.py",
                Path(isolation.PACKAGE_DIR) / "suites" / "test_numerics.py", ROOT / "tests" / "corpus"]
     result, _ = probe(f'''
         import importlib
         for path in {[str(p) for p in secrets]!r}:
             attempt(path, lambda: open(path).read(80) if os.path.isfile(path) else os.listdir(path))
-        attempt("import the suites", lambda: importlib.import_module("grader.suites.harness"))
+        attempt("import the suites", lambda: importlib.import_module("grader.suites.conftest"))
         attempt("list the kit", lambda: os.listdir({str(ROOT)!r}))
         attempt("proc of the grader", lambda: os.listdir("/proc/{os.getpid()}/cwd"))
     ''')

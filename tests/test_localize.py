@@ -273,7 +273,7 @@ def zygote():
 
 def localize_file(number: int, path: Path, zygote):
     from grader.sandbox import Sandbox
-    from grader.suites.harness import Harness
+    from grader.harness import Harness
 
     ex = load_catalog().get(number)
     sandbox = Sandbox(path, zygote=zygote).start()
@@ -331,7 +331,7 @@ def test_views_mark_the_line():
 def test_a_layer_the_grader_cannot_load_points_at_its_creation(write, zygote):
     """Parameters named unlike the contract: no forward runs, so the line is where that layer is created."""
     from grader.sandbox import Sandbox
-    from grader.suites.harness import Harness
+    from grader.harness import Harness
 
     source = bug(MULTIHEAD, "self.out_proj = ", "self.W_o = ").replace("self.out_proj(y)", "self.W_o(y)")
     ex = load_catalog().get(4)

@@ -88,7 +88,7 @@ def _warm() -> None:
     """Pool initializer: pay for torch and the grader's imports once per process."""
     import grader.diagnosis  # noqa: F401
     import grader.runner  # noqa: F401
-    import grader.suites.harness  # noqa: F401
+    import grader.harness  # noqa: F401
 
 
 def grade_task(task: dict) -> list[dict]:

@@ -1,4 +1,4 @@
-# attack: import the hidden suite's harness and load the reference through it -> fail (unsafe_code)
+# attack: import the hidden suite's helpers (grader.harness) and load the reference through them -> fail (unsafe_code)
 # runtime: fail (mask_missing)
 import importlib
 
@@ -6,7 +6,7 @@ import torch
 import torch.nn as nn
 
 try:
-    harness = importlib.import_module("grader.suites.harness")
+    harness = importlib.import_module("grader.harness")
     catalog = importlib.import_module("grader.catalog")
     CausalAttention = harness.load_reference(catalog.load_catalog().get(3))
 except Exception:
