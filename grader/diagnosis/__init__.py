@@ -78,7 +78,7 @@ def named_by_localization(found: list[Diagnosis], cause: str, evidence: str) -> 
     no variant models still gets its name (heads merged by another wrong transpose, a mask built another way)."""
     if found and found[0].id not in SYMPTOMS:
         return found
-    return [make(cause, evidence)] + [d for d in found if d.id != "wrong_output"]
+    return [make(cause, evidence)] + [d for d in found if d.id not in ("wrong_output", cause)]
 
 
 GENERIC_CODES = ("value_mismatch", "non_finite", "future_weight", "future_token_leak", "diagonal_blocked", "check_failed",
