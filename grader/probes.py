@@ -7,6 +7,7 @@ from __future__ import annotations
 import torch
 
 from grader.catalog import Exercise
+from grader.harness import compare, expect
 
 PROBE_TOKENS = 4
 
@@ -87,6 +88,30 @@ def read_weights(ex: Exercise, out: torch.Tensor) -> tuple[torch.Tensor, torch.T
     hs = ex.dim("output", init) // heads
     blocks = out.unflatten(-1, (heads, hs)).movedim(-2, -3)  # (..., heads, T, hs)
     return blocks[..., :T], blocks[..., T]
+
+
+def expect_dropped_weights(w: torch.Tensor, w_ref: torch.Tensor, sums: torch.Tensor, p: float, *, where: str = "",
+                           apply_hint: str = "is dropout applied?") -> None:
+    """Training-mode weights w (batch, heads, T, T), read through one-hot values, against the eval-mode reference
+    w_ref: each weight is dropped (0) or scaled by 1/(1-p), nothing else changes, and about p of them are dropped.
+    Any RNG draw order passes; dropout anywhere else does not. where prefixes the messages ("flash path: ")."""
+    kept = w_ref.expand_as(w) / (1 - p)
+    live = kept > 1e-9
+    expect(not torch.allclose(w, w_ref.expand_as(w), atol=1e-9),
+           f"{where}no attention weight was dropped or rescaled in training mode with p={p}: {apply_hint}", "nothing_dropped")
+    is_kept = (w - kept).abs() <= 1e-7 * (1 + kept)
+    is_dropped = w.abs() <= 1e-12
+    odd = live & ~is_kept & ~is_dropped
+    if odd.any():
+        b, h, i, j = (int(v) for v in torch.unravel_index(odd.int().argmax(), odd.shape))
+        expect(False, f"{where}weight of query {i} on key {j} (head {h}) is {w[b, h, i, j].item():.4g}; with dropout it "
+                      f"must be 0 or {kept[b, h, i, j].item():.4g} (the eval weight / (1 - p)): dropout must act on the "
+                      "attention weights", "dropout_misplaced")
+    compare(sums, w.sum(-1), f"{where}sum of the dropped weights vs the output's row sum", token_dim=-1)
+    frac = (is_dropped & live).sum().item() / max(1, live.sum().item())
+    expect(frac > 0.2, f"{where}only {frac:.0%} of the attention weights were dropped with p={p} in training mode: "
+                       f"{apply_hint}", "nothing_dropped")
+    expect(frac < 0.8, f"{where}{frac:.0%} of the attention weights were dropped with p={p}", "dropout_misplaced")
 
 
 def attention_weights(harness) -> dict | None:
