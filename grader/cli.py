@@ -69,9 +69,14 @@ def current_workspace(required: bool = False):
 
 def main() -> None:
     """Entry point: run the CLI, then leave without tearing down torch (which takes ~0.5 s)."""
+    os._exit(run())
+
+
+def run(args: list[str] | None = None) -> int:
+    """Run the CLI on args (default: the command line) and return its exit code; every error is one line."""
     code = 0
     try:
-        returned = cli.main(prog_name="grade", standalone_mode=False)
+        returned = cli.main(args, prog_name="grade", standalone_mode=False)
         code = returned if isinstance(returned, int) else 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
@@ -96,7 +101,7 @@ def main() -> None:
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
-    os._exit(code)
+    return code
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

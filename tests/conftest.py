@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,8 +24,27 @@ def run_grade(*args, cwd=None, timeout=120, env=None) -> subprocess.CompletedPro
                           timeout=timeout, env=env)
 
 
-def grade_json(*args, cwd=None, timeout=120) -> tuple[int, dict]:
-    proc = run_grade(*args, "--json", cwd=cwd, timeout=timeout)
+def grade_here(*args, cwd=None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The CLI run in this process, as run_grade runs it in a new one: the same exit code and output, but
+    torch and the grader are already imported and grades fork their workers from this process's warm
+    server. For what a command does; what only a process shows (its exit, its file descriptors) stays
+    with run_grade. env: variables to set (None removes one) for the duration."""
+    from click.testing import CliRunner
+
+    from grader.cli import run
+
+    before = os.getcwd()
+    with CliRunner().isolation(env=env) as (out, err, _):
+        os.chdir(cwd or before)
+        try:
+            code = run([str(a) for a in args])
+        finally:
+            os.chdir(before)
+    return subprocess.CompletedProcess(args, code, out.getvalue().decode(), err.getvalue().decode())
+
+
+def grade_json(*args, cwd=None, timeout=120, here=False) -> tuple[int, dict]:
+    proc = grade_here(*args, "--json", cwd=cwd) if here else run_grade(*args, "--json", cwd=cwd, timeout=timeout)
     assert proc.stdout.count("\n") == 1, f"--json must print exactly one line, got: {proc.stdout!r} {proc.stderr!r}"
     return proc.returncode, json.loads(proc.stdout)
 
@@ -38,17 +59,30 @@ def write(tmp_path):
     return _write
 
 
-def pytest_collection_modifyitems(config, items):
-    """With xdist's loadgroup: a test file's tests stay on one worker (its fixtures and warm fork server),
-    except the corpus, whose files are independent: grouped by exercise, they spread over both cores."""
-    for item in items:
-        path = Path(str(item.fspath))
-        corpus = item.callspec.params.get("path") if path.stem in CORPUS_TESTS and hasattr(item, "callspec") else None
-        group = f"{path.stem}-{corpus.relative_to(CORPUS).parts[0]}" if isinstance(corpus, Path) else path.stem
-        item.add_marker(pytest.mark.xdist_group(group))
-
-
 CORPUS_TESTS = ("test_diagnosis", "test_unseen_corpus")
+CORPUS_ID = re.compile(r"::test_\w+\[(\d\d)/")
+
+
+def work_unit(nodeid: str) -> str:
+    """What one xdist worker runs as a whole: a test file (its module fixtures and warm fork server are
+    built once), except the corpus, whose files are independent: one unit per exercise."""
+    path = nodeid.split("::", 1)[0]
+    stem = Path(path).stem
+    number = CORPUS_ID.search(nodeid) if stem in CORPUS_TESTS else None
+    return f"{stem}-{number[1]}" if number else stem
+
+
+@pytest.hookimpl(optionalhook=True)  # the kit's tests also run without xdist (-p no:xdist)
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's own loadgroup reads groups from rewritten node ids, which pytest 9 no longer allows: the
+    units are given here instead, by name."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByWorkUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return ByWorkUnit(config, log)
 
 
 def pytest_terminal_summary(terminalreporter):

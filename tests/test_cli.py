@@ -1,9 +1,12 @@
-"""CLI behaviour: exit codes, one-line errors, workspaces, hints, solutions, JSON purity."""
+"""CLI behaviour: exit codes, one-line errors, workspaces, hints, solutions, JSON purity.
+
+Commands that import torch run in this process (grade_here); the one-line errors, the JSON purity and
+a workspace's cheap commands run as real processes (run_grade)."""
 import json
 import time
 
 from grader.catalog import load_catalog
-from tests.conftest import grade_json, run_grade
+from tests.conftest import grade_here, grade_json, run_grade
 
 SOLUTION_1 = load_catalog().get(1).solution_path
 
@@ -29,7 +32,7 @@ def test_outside_a_workspace_says_how_to_make_one(tmp_path):
 
 def test_syntax_error_names_the_line(write):
     path = write("broken.py", "import torch\n\ndef scaled_dot_product_attention(q, k, v, mask=None):\n    return (q @ k\n")
-    code, doc = grade_json("exercise", "2", path)
+    code, doc = grade_json("exercise", "2", path, here=True)
     assert code == 1
     assert doc["diagnoses"][0]["id"] == "syntax_error"
     assert "line 4" in doc["diagnoses"][0]["evidence"][0]
@@ -39,7 +42,7 @@ def test_syntax_error_names_the_line(write):
 def test_hanging_submission_times_out_quickly(write):
     path = write("hang.py", "import torch\n\ndef scaled_dot_product_attention(q, k, v, mask=None):\n    while True:\n        pass\n")
     start = time.monotonic()
-    code, doc = grade_json("exercise", "2", path, "--timeout", "4")
+    code, doc = grade_json("exercise", "2", path, "--timeout", "2", here=True)
     assert time.monotonic() - start < 15
     assert code == 1
     assert doc["diagnoses"][0]["id"] == "timeout"
@@ -61,14 +64,14 @@ def test_forbidden_api_is_refused_before_running(write):
     path = write("sdpa.py", "import torch.nn.functional as F\n\n"
                             "def scaled_dot_product_attention(query, key, value, mask=None):\n"
                             "    return F.scaled_dot_product_attention(query, key, value, attn_mask=None if mask is None else ~mask), None\n")
-    code, doc = grade_json("exercise", "2", path)
+    code, doc = grade_json("exercise", "2", path, here=True)
     assert code == 1
     assert doc["diagnoses"][0]["id"] == "forbidden_api"
     assert all(t["status"] == "skipped" for t in doc["tests"] if t["category"] != "policy")
 
 
 def test_json_document_shape():
-    code, doc = grade_json("exercise", "self_attention", SOLUTION_1)
+    code, doc = grade_json("exercise", "self_attention", SOLUTION_1, here=True)
     assert code == 0
     for key in ("schema_version", "exercise", "slug", "passed", "score", "max_score", "tests", "diagnoses", "device", "duration_s"):
         assert key in doc
@@ -81,7 +84,7 @@ def test_cuda_without_a_gpu_is_a_usage_error():
 
     if torch.cuda.is_available():
         return
-    proc = run_grade("exercise", "1", SOLUTION_1, "--device", "cuda")
+    proc = grade_here("exercise", "1", SOLUTION_1, "--device", "cuda")
     assert proc.returncode == 2 and "CUDA" in proc.stderr
 
 
@@ -94,7 +97,7 @@ def test_workspace_flow(tmp_path):
     listing = run_grade("list", cwd=ws)
     assert listing.returncode == 0 and "self_attention" in listing.stdout and "not started" in listing.stdout
 
-    untouched = run_grade("exercise", "1", cwd=ws)
+    untouched = grade_here("exercise", "1", cwd=ws)
     assert untouched.returncode == 1
     assert "not started" in untouched.stdout and "Hint 1/3" in untouched.stdout
 
@@ -108,7 +111,7 @@ def test_workspace_flow(tmp_path):
     assert "class SelfAttention" in run_grade("solution", "1", "--force", cwd=ws).stdout
 
     (ws / "exercises" / "01_self_attention.py").write_text(SOLUTION_1.read_text())
-    assert run_grade("exercise", "1", cwd=ws).returncode == 0
+    assert grade_here("exercise", "1", cwd=ws).returncode == 0
     state = json.loads((ws / ".attention-kit.json").read_text())
     assert state["passed"] == [1]
     assert "passed" in run_grade("list", cwd=ws).stdout
@@ -123,7 +126,7 @@ def test_grade_all_in_a_workspace(tmp_path):
     ws = tmp_path / "ws"
     run_grade("init", ws)
     (ws / "exercises" / "02_scaled_dot_product.py").write_text(load_catalog().get(2).solution_path.read_text())
-    proc = run_grade("all", "--json", cwd=ws, timeout=300)
+    proc = grade_here("all", "--json", cwd=ws)
     assert proc.returncode == 1
     doc = json.loads(proc.stdout)
     passed = {r["exercise"]: r["passed"] for r in doc["results"]}
@@ -141,9 +144,9 @@ def test_explain_command(tmp_path):
     listing = run_grade("explain", "--list")
     assert listing.returncode == 0 and "scaling" in listing.stdout and "kv_cache" in listing.stdout
     out = tmp_path / "ex3.html"
-    proc = run_grade("explain", "3", "--format", "html", "-o", out)
+    proc = grade_here("explain", "3", "--format", "html", "-o", out)
     assert proc.returncode == 0 and out.read_text().lstrip().lower().startswith("<!doctype html>")
-    zh = run_grade("explain", "scaling", env={**__import__("os").environ, "LANG": "zh_CN.UTF-8", "LC_ALL": ""})
+    zh = grade_here("explain", "scaling", env={"LANG": "zh_CN.UTF-8", "LC_ALL": None, "LC_MESSAGES": None})
     assert zh.returncode == 0 and "缩放" in zh.stdout
     unknown = run_grade("explain", "no_such_topic")
     assert unknown.returncode == 2 and unknown.stderr.count("\n") == 1
@@ -151,7 +154,7 @@ def test_explain_command(tmp_path):
 
 def test_failing_verdict_points_to_explainers(write):
     path = write("nosc.py", load_catalog().get(2).solution_path.read_text().replace(" / math.sqrt(d_k)", ""))
-    proc = run_grade("exercise", "2", path)
+    proc = grade_here("exercise", "2", path)
     assert proc.returncode == 1
     assert "grade explain 2" in proc.stdout and "scaling" in proc.stdout
     assert "no_scaling" in proc.stdout and "evidence:" in proc.stdout

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from grader.catalog import load_catalog
+from grader.instructor import gradescope
 from grader.instructor.gradescope import results_document
 from grader.instructor.grading import ExerciseResult
 from tests.conftest import CORPUS, ROOT, run_grade
@@ -91,7 +92,13 @@ def test_run_autograder_writes_results_json(tmp_path, bundle):
 
 
 def test_a_missing_file_is_one_failed_test_worth_the_exercise(tmp_path, bundle):
-    doc = json.loads(_autograder(tmp_path, bundle, {EX1.file: EX1.solution_path.read_text()}).read_text())
+    """The bundle's own grading step, run here on a /autograder look-alike (the test above runs the real script)."""
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(bundle) as z:
+        z.extract("attention-kit.json", root / "source")
+    (root / "submission").mkdir(parents=True)
+    (root / "submission" / EX1.file).write_text(EX1.solution_path.read_text())
+    doc = json.loads(gradescope.run(root=root, config=root / "source" / "attention-kit.json").read_text())
     _check_spec(doc)
     (missing,) = [t for t in doc["tests"] if t["name"].startswith("Exercise 3:")]
     assert missing["status"] == "failed" and missing["score"] == 0 and missing["max_score"] > 0

@@ -158,7 +158,7 @@ def test_cli_policy_option(tmp_path):
     path.write_text("import os\n" + solution)
     policy = tmp_path / "allow-os.toml"
     policy.write_text('extra_allowed_imports = ["os"]\n')
-    code, doc = grade_json("exercise", "2", path, "--policy", policy)
+    code, doc = grade_json("exercise", "2", path, "--policy", policy, here=True)
     assert code == 0 and doc["passed"]
     refused = run_grade("exercise", "2", path, "--policy", tmp_path / "nope.toml")
     assert refused.returncode == 2 and "no such policy file" in refused.stderr

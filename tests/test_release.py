@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from grader.catalog import PACKAGE_DIR, load_catalog
-from tests.conftest import run_grade
+from tests.conftest import grade_here, run_grade
 
 EXERCISES = load_catalog().exercises
 
@@ -52,7 +52,7 @@ def test_learners_handout_has_what_learners_need(tmp_path):
     assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in readme
     assert "pip install attention-kit\n" not in readme and "pip install torch  " not in readme
     assert "hints" in meta["exercise"][4] and "sweep" in meta["exercise"][0]  # learners keep their hints
-    graded = run_grade("exercise", "1", "--json", cwd=out)  # the handout is a workspace: no path needed
+    graded = grade_here("exercise", "1", "--json", cwd=out)  # the handout is a workspace: no path needed
     assert graded.returncode == 1 and '"not_started"' in graded.stdout
 
 

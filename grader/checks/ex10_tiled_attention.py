@@ -126,11 +126,24 @@ def test_long_sequence_never_builds_the_score_matrix(kit, ex):
            f"a tiled implementation holds at most ({B}, {H}, {block}, {block}) scores at once, never a "
            f"(block_size, S) strip or the full matrix", "tensor_too_large")
     expect(tuple(out.shape) == (B, H, T, d), f"output shape {tuple(out.shape)}, expected {(B, H, T, d)}", "shape_mismatch")
-    kd = k.double().transpose(-2, -1)
-    for r0 in range(0, T, 256):  # every row, against a reference computed a strip at a time (here, not in the worker)
-        want = torch.softmax(q[:, :, r0 : r0 + 256].double() @ kd / math.sqrt(d), dim=-1) @ v.double()
-        compare(out[:, :, r0 : r0 + 256], want, f"output of queries {r0}..{min(r0 + 256, T) - 1} out of {T}",
-                dtype=torch.float32)
+    want = long_reference(kit.seed, q, k, v)
+    for r0 in range(0, T, 256):  # every row, a strip at a time
+        compare(out[:, :, r0 : r0 + 256], want[:, :, r0 : r0 + 256],
+                f"output of queries {r0}..{min(r0 + 256, T) - 1} out of {T}", dtype=torch.float32)
+
+
+_LONG_REFERENCE: dict[int, torch.Tensor] = {}
+
+
+def long_reference(seed: int, q, k, v) -> torch.Tensor:
+    """The long case's exact output, computed here (never in the worker) a strip of queries at a time, in float64.
+    Its inputs depend only on the seed, so a process that grades many submissions computes it once."""
+    if seed not in _LONG_REFERENCE:
+        kd, strips = k.double().transpose(-2, -1), []
+        for r0 in range(0, q.shape[-2], 256):
+            strips.append(torch.softmax(q[:, :, r0 : r0 + 256].double() @ kd / math.sqrt(q.shape[-1]), dim=-1) @ v.double())
+        _LONG_REFERENCE[seed] = torch.cat(strips, dim=-2)  # (B, H, T, d)
+    return _LONG_REFERENCE[seed]
 
 
 @check("masking", evidence="wrong_output")

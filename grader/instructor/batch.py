@@ -290,7 +290,7 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
     named = list(zip(sources, names_for(sources)))
     if shard is not None:
         named = [(src, name) for src, name in named if in_shard(name, shard)]
-    salt = json.dumps([kit_fingerprint(), numbers, timeout])
+    salt = json.dumps([kit_fingerprint(), numbers, float(timeout)])  # 30 and 30.0 are the same budget
     outputs = Outputs(output, report_dir)
     try:
         previous = outputs.cache()
