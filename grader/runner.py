@@ -7,6 +7,7 @@ import io
 import os
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -82,6 +83,7 @@ class Collector:
         self.notes: list[str] = []
         self._meta: dict[str, tuple] = {}
         self._excs: dict[str, BaseException] = {}
+        self.planned: list[str] = []  # the category of each check this grade runs, in order
 
     def pytest_configure(self, config):
         from grader.suites.conftest import HARNESS
@@ -103,6 +105,7 @@ class Collector:
             name = item.callspec.id if own else item.nodeid.split("::", 1)[1].removeprefix("test_")
             init = params["own"][1] if own else params.get("init")
             self._meta[item.nodeid] = (mark.args[0], name, mark.kwargs.get("evidence"), init, own)
+        self.planned = [self._meta[item.nodeid][0] for item in keep]
         items[:] = keep
         if drop:
             config.hook.pytest_deselected(items=drop)
@@ -139,25 +142,37 @@ class Collector:
                                        evidence, init, own, repro=repro))
 
 
-def run_suite(harness, ex: Exercise, device: str) -> Collector:
+def _features(ex: Exercise, device: str) -> set[str]:
     from grader.suites.conftest import own_checks
 
     features = set(ex.features) | {ex.kind} | ({"cuda"} if device == "cuda" else set())
     if own_checks(ex):
         features.add("exercise_checks")
-    collector = Collector(harness, features, load_catalog(ex.pack).points)
+    return features
+
+
+def _pytest(collector: Collector, *extra: str) -> tuple[int, str]:
+    """The hidden suite under pytest, in this process, with collector as its plugin: (exit code, its output)."""
     args = [str(SUITES_DIR), "-q", "-c", os.devnull, "--rootdir", str(SUITES_DIR), "--assert=plain", "--tb=no",
-            "--capture=no"]  # pytest must not swap fds 0-2: watch reads keys and prints while a grade runs
+            "--capture=no", *extra]  # pytest must not swap fds 0-2: watch reads keys and prints while a grade runs
     for plugin in UNUSED_PLUGINS:
         args += ["-p", f"no:{plugin}"]
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        code = pytest.main(args, plugins=[collector])
+    if code == pytest.ExitCode.INTERRUPTED:
+        raise KeyboardInterrupt
+    return code, sink.getvalue()
+
+
+def run_suite(harness, ex: Exercise, device: str) -> Collector:
+    collector = Collector(harness, _features(ex, device), load_catalog(ex.pack).points)
     from grader.harness import PRECISION_NOTES  # imports torch
 
-    sink = io.StringIO()
     notes = []
     token = PRECISION_NOTES.set(notes)
     try:
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            code = pytest.main(args, plugins=[collector])
+        code, output = _pytest(collector)
     finally:
         PRECISION_NOTES.reset(token)
     if notes:
@@ -165,11 +180,19 @@ def run_suite(harness, ex: Exercise, device: str) -> Collector:
         collector.notes = [f"your float64 results agree with the reference to {worst:.2g} ({what}), not to the 1e-9 that "
                            "float64 code reaches: a step rounds through float32 (a float32 constant, an epsilon, an upcast "
                            "softmax). That passes; compute in the input's dtype where you can."]
-    if code == pytest.ExitCode.INTERRUPTED:
-        raise KeyboardInterrupt
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or not collector.results:
-        raise InternalError(f"the hidden suite did not run (pytest exit {int(code)}): {sink.getvalue()[-800:]}")
+        raise InternalError(f"the hidden suite did not run (pytest exit {int(code)}): {output[-800:]}")
     return collector
+
+
+def max_score(ex: Exercise, device: str = "cpu") -> int:
+    """The most a file can score on ex: the points of the checks a grade runs, found by collecting them
+    (nothing runs, no worker starts). Equal to any verdict's max_score for ex on that device."""
+    collector = Collector(SimpleNamespace(exercise=ex), _features(ex, device), load_catalog(ex.pack).points)
+    code, output = _pytest(collector, "--collect-only")
+    if code != pytest.ExitCode.OK or not collector.planned:
+        raise InternalError(f"the hidden suite could not be collected (pytest exit {int(code)}): {output[-800:]}")
+    return sum(collector.points.get(category, 1) for category in collector.planned)
 
 
 def is_untouched(ex: Exercise, source: str) -> bool:

@@ -8,8 +8,8 @@ unsafe-code rules off), so the runtime isolation is proven on its own too. Each 
 comment says which invariant it proves.
 
 Most attacks are graded in this process (runner.grade, workers forked from one warm server, as batch
-grading does); the few in CLI_JOBS, which attack the grader's own output or are refused end to end,
-through the real CLI two at a time meanwhile. For every grade: the verdict and its reason, exit code
+grading does); the few in CLI_JOBS, which attack the grader's own stdout or memory or are refused end to
+end, through the real CLI two at a time meanwhile. For every grade: the verdict and its reason, exit code
 1 (0 for a pass), one JSON line, bounded wall time (and, through the CLI, the grader's memory), no
 escape sequences or control characters in what the verdict shows, no process left running (nothing
 whose command line or environment names the attack's private directory), no marker file written in
@@ -86,11 +86,11 @@ ATTACKS = [parse(p) for p in sorted(ADVERSARIAL.glob("e*.py"))]
 POLICY_END_TO_END = ("e1_os_exit_at_import", "e2_kill_the_grader", "e3_read_reference_solution")
 JOBS_LIST = [(a.name, "runtime" if a.runtime_outcome else "default") for a in ATTACKS] + \
             [(name, "default") for name in POLICY_END_TO_END]
-# Graded through the real CLI (exit code, one JSON line, the grader's peak memory): the refused ones above,
-# and the attacks on the grader's own output and process; the rest in-process from one warm fork server.
-CLI_JOBS = {(name, "default") for name in POLICY_END_TO_END} | {
-    ("e1_fake_verdict_stdout", "default"), ("e1_huge_output", "default"), ("e1_ansi_spoof_exception", "default"),
-    ("e4_nested_reply_header", "runtime"), ("e2_memory_hog", "default")}
+# Graded through the real CLI (exit code, one JSON line on the process's stdout, the grader's peak memory):
+# one refusal end to end and the attacks on the grader's own stdout and memory; the rest in-process from one
+# warm fork server, which yields the same verdict document.
+CLI_JOBS = {("e2_kill_the_grader", "default"), ("e1_fake_verdict_stdout", "default"), ("e1_huge_output", "default"),
+            ("e2_memory_hog", "default")}
 
 
 @dataclass

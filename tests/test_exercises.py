@@ -10,7 +10,7 @@ import pytest
 from grader.catalog import CatalogError, load_catalog, read_catalog
 from grader.devcheck import readme_table
 from grader.pack import Pack
-from grader.runner import grade
+from grader.runner import grade, max_score
 from grader.sandbox import Limits
 from tests.conftest import ROOT, grade_json
 
@@ -30,6 +30,12 @@ def test_solution_passes(ex):
     assert v.score == v.max_score > 0 and v.diagnoses == []
     assert {"policy", "api", "numerics", "device"} <= {t.category for t in v.tests}
     assert all(t.code == "" for t in v.tests)
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=lambda e: e.slug)
+def test_max_score_is_counted_without_grading(ex):
+    """What Classroom and missing files are worth comes from collecting the checks; it must equal a grade's."""
+    assert max_score(ex) == verdict(ex.solution_path).max_score == verdict(ex.skeleton_path).max_score > 0
 
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=lambda e: e.slug)

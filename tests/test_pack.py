@@ -35,3 +35,11 @@ def test_grade_list_with_pack_and_environment_variable():
 def test_a_folder_that_is_not_a_pack_is_a_usage_error(tmp_path):
     proc = run_grade("list", "--pack", tmp_path)
     assert proc.returncode == 2 and "info.toml" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_pack_max_score_is_counted_from_its_own_checks():
+    from grader.runner import grade, max_score
+
+    ex = load_catalog(PACK).exercises[0]
+    verdict = grade(exercise=ex, path=ex.solution_path, warm=True)
+    assert verdict.passed and max_score(ex) == verdict.max_score > 0
