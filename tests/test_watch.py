@@ -5,6 +5,7 @@ import pty
 import re
 import select
 import shutil
+import signal
 import subprocess
 import termios
 import time
@@ -25,7 +26,8 @@ def _controlling_tty():
 class Terminal:
     def __init__(self, args, cwd):
         self.master, slave = pty.openpty()
-        env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
+        # PYTHONFAULTHANDLER: should the grader ever hang, SIGABRT makes it print every thread's stack (see exit_code)
+        env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40", "PYTHONFAULTHANDLER": "1"}
         self.proc = subprocess.Popen(args, cwd=cwd, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True,
                                      start_new_session=True, preexec_fn=_controlling_tty)
         os.close(slave)
@@ -48,6 +50,18 @@ class Terminal:
 
     def press(self, key: str) -> None:
         os.write(self.master, key.encode())
+
+    def exit_code(self, timeout: float) -> int:
+        """The exit code once the grader has ended; if it has not within timeout, fail with its threads' stacks."""
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.send_signal(signal.SIGABRT)
+            try:
+                self.wait_for("\x00never", timeout=3)
+            except AssertionError:
+                pass
+            raise AssertionError(f"still running after {timeout} s; its screen and stacks:\n{self.text[-6000:]}") from None
 
     def close(self):
         if self.proc.poll() is None:
@@ -90,7 +104,7 @@ def test_watch_grades_each_save_and_moves_on(workspace):
         term.press("h")
         term.wait_for("Hint 3/3")
         term.press("q")
-        assert term.proc.wait(timeout=10) == 0
+        assert term.exit_code(10) == 0
         assert "progress is saved" in term.wait_for("progress is saved")
     finally:
         term.close()
@@ -105,7 +119,7 @@ def test_watch_honours_no_color_and_ctrl_c(workspace):
         term.wait_for("grading exercise 2", timeout=60)
         time.sleep(1.0)  # the submission is looping now
         term.press("\x03")  # Ctrl-C stops the running grade (and its worker) instead of waiting 600 s
-        assert term.proc.wait(timeout=20) == 0
+        assert term.exit_code(20) == 0
         term.wait_for("progress is saved", timeout=5)
     finally:
         term.close()
@@ -130,7 +144,7 @@ def test_watch_pages_explainers_and_q_stops_a_running_grade(workspace, tmp_path)
         term.wait_for("grading exercise 2")
         time.sleep(1.0)
         term.press("q")
-        assert term.proc.wait(timeout=20) == 0  # not after the 600 s budget
+        assert term.exit_code(20) == 0  # not after the 600 s budget
         term.wait_for("progress is saved", timeout=5)
     finally:
         term.close()
