@@ -9,6 +9,7 @@ import contextlib
 import os
 import queue
 import select
+import signal
 import sys
 import termios
 import threading
@@ -22,6 +23,21 @@ from grader.catalog import Exercise, load_catalog
 from grader.workspace import Hints, Workspace, named_mistake
 
 KEYS = "[bold]h[/] hint · [bold]e[/] explain · [bold]n[/] next · [bold]l[/] list · [bold]q[/] quit"
+
+
+@contextlib.contextmanager
+def interrupt_flag():
+    """Ctrl-C sets an event instead of raising KeyboardInterrupt, which is lost when the signal lands while
+    the main thread runs a finalizer (CPython reports it as "Exception ignored" and carries on)."""
+    flag = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield flag
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: flag.set())
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @contextlib.contextmanager
@@ -138,7 +154,7 @@ class Watcher:
         """Handle one key; False means quit."""
         from grader.render import hint_text, show
 
-        if ch in ("q", "\x04"):
+        if ch in ("q", "\x04", "\x03"):  # Ctrl-C arrives as a key only where the terminal does not signal
             return False
         if self.passed_next is not None:
             self.ex = self.passed_next
@@ -193,9 +209,9 @@ def run(*, ws: Workspace, exercise: Exercise | None, console, timeout: float = 3
     console.file = sys.stdout  # bound now: while a suite runs in the grading thread, sys.stdout is redirected
     watcher = Watcher(ws, start, console, timeout=timeout)
     try:
-        with keypresses(stdin) as key_fd:
+        with interrupt_flag() as interrupted, keypresses(stdin) as key_fd:
             watcher.grade()
-            while True:
+            while not interrupted.is_set():
                 ready = select.select([key_fd], [], [], 0.05)[0] if key_fd is not None else time.sleep(0.05)
                 if ready and not watcher.key(os.read(key_fd, 1).decode(errors="ignore")):
                     break

@@ -149,3 +149,30 @@ def test_watch_pages_explainers_and_q_stops_a_running_grade(workspace, tmp_path)
     finally:
         term.close()
     assert "progress is saved" in term.text
+
+
+def test_ctrl_c_during_a_finalizer_still_stops_watching():
+    """A KeyboardInterrupt raised inside __del__ is lost ("Exception ignored"); watch's flag is not."""
+    import gc
+    import threading
+
+    from grader.watch import interrupt_flag
+
+    assert threading.current_thread() is threading.main_thread()
+
+    class Finalized:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):  # the signal is handled here, inside the finalizer
+                pass
+
+    with interrupt_flag() as interrupted:
+        obj = Finalized()
+        obj.cycle = obj
+        del obj
+        gc.collect()
+        deadline = time.monotonic() + 2
+        while not interrupted.is_set() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert interrupted.is_set()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
