@@ -30,8 +30,8 @@ def interrupt_flag():
     """Ctrl-C sets an event instead of raising KeyboardInterrupt, which is lost when the signal lands while
     the main thread runs a finalizer (CPython reports it as "Exception ignored" and carries on)."""
     flag = threading.Event()
-    if threading.current_thread() is not threading.main_thread():
-        yield flag
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        yield flag  # signals go to the main thread; an ignored SIGINT (nohup, a background job) stays ignored
         return
     previous = signal.signal(signal.SIGINT, lambda signum, frame: flag.set())
     try:
@@ -186,6 +186,7 @@ class Watcher:
         if self.job is not None and self.job.is_alive():  # the suite redirects sys.stdout while it runs
             self.job.join(timeout=3)
             self.cancel()
+            self.job.join(timeout=10)  # its worker is gone, so the suite ends fast; the pager needs the real stdout
             self.poll()
         color = self.console.color_system is not None
         text = render_explainer(str(self.ex.number), fmt="term", color=color, width=min(self.console.width, 100))

@@ -19,8 +19,10 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def _controlling_tty():
-    """Make the pty the child's controlling terminal, so Ctrl-C becomes SIGINT as in a real terminal."""
+    """Make the pty the child's controlling terminal, so Ctrl-C becomes SIGINT as in a real terminal, and
+    let SIGINT through even when these tests run with it ignored (a background job of a script ignores it)."""
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 class Terminal:
@@ -166,6 +168,7 @@ def test_ctrl_c_during_a_finalizer_still_stops_watching():
             for _ in range(1000):  # the signal is handled here, inside the finalizer
                 pass
 
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # xdist workers, background jobs: SIG_IGN
     with interrupt_flag() as interrupted:
         obj = Finalized()
         obj.cycle = obj
@@ -174,5 +177,6 @@ def test_ctrl_c_during_a_finalizer_still_stops_watching():
         deadline = time.monotonic() + 2
         while not interrupted.is_set() and time.monotonic() < deadline:
             time.sleep(0.01)
+    restored = signal.signal(signal.SIGINT, before)
     assert interrupted.is_set()
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
+    assert restored is signal.default_int_handler
