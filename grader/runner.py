@@ -83,7 +83,6 @@ class Collector:
         self.notes: list[str] = []
         self._meta: dict[str, tuple] = {}
         self._excs: dict[str, BaseException] = {}
-        self.planned: list[str] = []  # the category of each check this grade runs, in order
 
     def pytest_configure(self, config):
         from grader.suites.conftest import HARNESS
@@ -105,10 +104,14 @@ class Collector:
             name = item.callspec.id if own else item.nodeid.split("::", 1)[1].removeprefix("test_")
             init = params["own"][1] if own else params.get("init")
             self._meta[item.nodeid] = (mark.args[0], name, mark.kwargs.get("evidence"), init, own)
-        self.planned = [self._meta[item.nodeid][0] for item in keep]
         items[:] = keep
         if drop:
             config.hook.pytest_deselected(items=drop)
+
+    @property
+    def planned(self) -> list[str]:
+        """The category of each check this grade runs, in order (known once the suite is collected)."""
+        return [category for category, *_ in self._meta.values()]
 
     def pytest_runtest_setup(self, item):
         self.harness.last_call = None

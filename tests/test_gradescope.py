@@ -45,7 +45,7 @@ def test_bundle_has_the_required_files_at_its_root(bundle):
             "grader/_kit/templates/gradescope/run_autograder"} <= inside
 
 
-def _autograder(tmp_path, bundle, submission: dict) -> Path:
+def _layout(tmp_path, bundle, submission: dict) -> Path:
     """A /autograder look-alike: source/ is the unzipped bundle, submission/ the student's files."""
     root = tmp_path / "autograder"
     with zipfile.ZipFile(bundle) as z:
@@ -56,6 +56,12 @@ def _autograder(tmp_path, bundle, submission: dict) -> Path:
         (root / "submission" / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / "submission" / rel).write_text(text)
     (root / "submission").mkdir(exist_ok=True)
+    return root
+
+
+def _autograder(tmp_path, bundle, submission: dict) -> Path:
+    """The bundle's run_autograder on a /autograder look-alike; the results.json it wrote."""
+    root = _layout(tmp_path, bundle, submission)
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}"}
     for name in ("setup.sh", "run_autograder"):
         assert subprocess.run(["bash", "-n", root / "source" / name]).returncode == 0
@@ -93,11 +99,7 @@ def test_run_autograder_writes_results_json(tmp_path, bundle):
 
 def test_a_missing_file_is_one_failed_test_worth_the_exercise(tmp_path, bundle):
     """The bundle's own grading step, run here on a /autograder look-alike (the test above runs the real script)."""
-    root = tmp_path / "autograder"
-    with zipfile.ZipFile(bundle) as z:
-        z.extract("attention-kit.json", root / "source")
-    (root / "submission").mkdir(parents=True)
-    (root / "submission" / EX1.file).write_text(EX1.solution_path.read_text())
+    root = _layout(tmp_path, bundle, {EX1.file: EX1.solution_path.read_text()})
     doc = json.loads(gradescope.run(root=root, config=root / "source" / "attention-kit.json").read_text())
     _check_spec(doc)
     (missing,) = [t for t in doc["tests"] if t["name"].startswith("Exercise 3:")]
