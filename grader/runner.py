@@ -21,6 +21,7 @@ from grader.source import Unreadable, is_blank, python_copy, read_submission
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 UNUSED_PLUGINS = ("cacheprovider", "randomly", "xdist", "timeout", "unraisableexception", "threadexception",
                   "logging", "faulthandler", "warnings", "doctest", "junitxml", "pastebin", "stepwise", "legacypath")
+PYTEST_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")  # read by pytest.main: unset for the hidden suite's run
 CATEGORY_ORDER = ["policy", "api", "shape", "numerics", "masking", "dropout", "device"]
 
 
@@ -154,14 +155,28 @@ def _features(ex: Exercise, device: str) -> set[str]:
     return features
 
 
+@contextlib.contextmanager
+def _unset(names: tuple[str, ...]):
+    saved = {name: os.environ.pop(name) for name in names if name in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
+
+
 def _pytest(collector: Collector, *extra: str) -> tuple[int, str]:
-    """The hidden suite under pytest, in this process, with collector as its plugin: (exit code, its output)."""
-    args = [str(SUITES_DIR), "-q", "-c", os.devnull, "--rootdir", str(SUITES_DIR), "--assert=plain", "--tb=no",
+    """The hidden suite under pytest, in this process, with collector as its plugin: (exit code, its output).
+
+    pytest reads nothing it finds: no config file (-c /dev/null), no conftest.py (the suites' own is loaded by
+    name), no plugin from entry points or PYTEST_PLUGINS, no options from PYTEST_ADDOPTS, no cache.
+    """
+    args = [str(SUITES_DIR), "-q", "-c", os.devnull, "--rootdir", str(SUITES_DIR), "--confcutdir", str(SUITES_DIR),
+            "--noconftest", "-p", "grader.suites.conftest", "--disable-plugin-autoload", "--assert=plain", "--tb=no",
             "--capture=no", *extra]  # pytest must not swap fds 0-2: watch reads keys and prints while a grade runs
     for plugin in UNUSED_PLUGINS:
         args += ["-p", f"no:{plugin}"]
     sink = io.StringIO()
-    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), _unset(PYTEST_ENV):
         code = pytest.main(args, plugins=[collector])
     if code == pytest.ExitCode.INTERRUPTED:
         raise KeyboardInterrupt
