@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
 import textwrap
 from pathlib import Path
 
-from tests.conftest import ROOT
+from grader.catalog import load_catalog
+from grader.instructor.batch import run_batch
+from tests.conftest import CORPUS, ROOT
 
 PLANTS = ("site", "package", "cwd", "ini", "entry_point", "env", "addopts")
 
@@ -86,3 +89,32 @@ def test_no_conftest_plugin_or_config_found_around_the_grader_is_imported():
         assert out["control"] == sorted(PLANTS), out
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+# -- batch: the bytes hashed are the bytes graded ---------------------------------------------------------
+
+def test_a_file_replaced_after_it_was_hashed_is_not_what_gets_graded(tmp_path, monkeypatch):
+    from grader.instructor import batch
+
+    ex1 = load_catalog().get(1)
+    subs = tmp_path / "subs"
+    (subs / "sam").mkdir(parents=True)
+    original = subs / "sam" / ex1.file
+    original.write_text((CORPUS / "01" / "no_scaling.py").read_text())
+    real, graded = batch.grade_submission, []
+
+    def swap_then_grade(**task):
+        original.write_text(ex1.solution_path.read_text())  # after discovery and the digest, before the grade
+        copy = Path(task["files"][1])
+        graded.append((copy.is_relative_to(subs), stat.S_IMODE(copy.parent.stat().st_mode)))
+        return real(**task)
+
+    monkeypatch.setattr(batch, "grade_submission", swap_then_grade)
+    args = dict(submissions_dir=subs, jobs=0, output=tmp_path / "gradebook.json", exercises="1", timeout=10,
+                progress=False)
+    first = run_batch(**args).rows[0].exercises[0]
+    assert graded == [(False, 0o700)]  # a private copy, in a folder only the grader opens
+    assert first.status == "failed" and first.diagnoses[0] == "no_scaling", first
+    monkeypatch.setattr(batch, "grade_submission", real)
+    again = run_batch(**args)  # the folder now holds the solution: not the bytes cached, so graded again
+    assert (again.graded, again.cached) == (1, 0) and again.rows[0].exercises[0].status == "passed"

@@ -7,11 +7,15 @@ keeps them in exercises/). A zip whose entries all sit in one folder is read as 
 Only the expected files are ever taken out of an archive, each under a name the grader chooses,
 so an entry such as ../../etc/passwd or an absolute path cannot land anywhere. Symbolic links
 are refused (a link to the kit's own solutions/ would otherwise be graded), and sizes are capped.
+Each file is read once into a private copy (a folder only the grader can open): that copy is hashed
+and graded, so a file replaced in the submissions folder meanwhile changes neither.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
 import re
 import stat
 import struct
@@ -34,7 +38,8 @@ MAX_LISTED = 2000  # entries of a folder submission looked at, in all
 class Submission:
     name: str
     source: Path
-    files: dict[int, Path] = field(default_factory=dict)  # exercise number -> file to grade
+    files: dict[int, Path] = field(default_factory=dict)  # exercise number -> its private copy, graded
+    hashes: dict[int, str] = field(default_factory=dict)  # exercise number -> sha256 of the copy's bytes
     located: dict[int, str] = field(default_factory=dict)  # exercise number -> its path inside the submission
     rejected: dict[int, str] = field(default_factory=dict)  # exercise number -> why its file is not graded
     near: dict[int, str] = field(default_factory=dict)  # exercise number -> a nearly right path ("did you mean")
@@ -44,9 +49,7 @@ class Submission:
         """A content hash of what is graded (file bytes and refusals), plus the caller's salt."""
         h = hashlib.sha256(salt.encode())
         for number in sorted(self.files):
-            data = self.files[number].read_bytes()
-            h.update(f"\0file {number} {len(data)}\0".encode())
-            h.update(data)
+            h.update(f"\0file {number} {self.hashes[number]}".encode())
         for number in sorted(self.rejected):
             h.update(f"\0rejected {number} {self.rejected[number]}".encode())
         for number in sorted(self.near):
@@ -70,7 +73,7 @@ def names_for(sources: list[Path]) -> list[str]:
 
 
 def open_submission(source: Path, name: str, scratch: Path, exercises: list[Exercise]) -> Submission:
-    """Locate each exercise's file; zip members and notebooks are written into scratch (a fresh folder)."""
+    """Locate each exercise's file and copy it into scratch (a fresh folder, private to the grader)."""
     sub = Submission(name, Path(source))
     if sub.source.is_dir():
         _take(sub, scratch, exercises, _folder_entries(sub.source), _read_path)
@@ -142,14 +145,21 @@ def _folder_entries(root: Path, depth: int = MAX_DEPTH) -> dict[tuple[str, ...],
 
 
 def _read_path(path: Path, shown: str) -> bytes | str:
-    """The file's bytes, or why it is not graded."""
+    """The file's bytes, or why it is not graded: opened once, never through a link, read up to the cap."""
+    link = f"{shown} is a symbolic link; only regular files are graded"
     if path.is_symlink():
-        return f"{shown} is a symbolic link; only regular files are graded"
+        return link
     if not path.is_file():
         return f"{shown} is not a regular file"
-    if path.stat().st_size > MAX_FILE_BYTES:
-        return f"{shown} is larger than {MAX_FILE_BYTES >> 20} MB"
-    return path.read_bytes()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        return link if exc.errno == errno.ELOOP else f"{shown} could not be read ({exc.strerror})"
+    with open(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return f"{shown} is not a regular file"
+        data = f.read(MAX_FILE_BYTES + 1)
+    return f"{shown} is larger than {MAX_FILE_BYTES >> 20} MB" if len(data) > MAX_FILE_BYTES else data
 
 
 def notebook_code(data: bytes) -> str:
@@ -191,13 +201,17 @@ def _take(sub: Submission, scratch: Path, exercises: list[Exercise], entries: di
             except (ValueError, UnicodeDecodeError, RecursionError):
                 sub.rejected[ex.number] = f"{shown} is not a readable notebook"
                 continue
-        if isinstance(entries[paths[0]], Path) and not notebook:
-            sub.files[ex.number] = entries[paths[0]]
-            continue
-        scratch.mkdir(parents=True, exist_ok=True)
-        target = scratch / ex.file  # a name the grader chose, inside scratch
-        target.write_bytes(data)
-        sub.files[ex.number] = target
+        sub.files[ex.number] = _private_copy(scratch, ex.file, data)
+        sub.hashes[ex.number] = hashlib.sha256(data).hexdigest()
+
+
+def _private_copy(scratch: Path, name: str, data: bytes) -> Path:
+    """data written to scratch/name (a name the grader chose), scratch readable by the grader only."""
+    scratch.mkdir(mode=0o700, parents=True, exist_ok=True)
+    scratch.chmod(0o700)
+    target = scratch / name
+    target.write_bytes(data)
+    return target
 
 
 def _zip_entries(archive: zipfile.ZipFile) -> dict[tuple[str, ...], zipfile.ZipInfo]:
@@ -285,4 +299,5 @@ def _from_zip(sub: Submission, scratch: Path, exercises: list[Exercise]) -> None
     except (ValueError, zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, NotImplementedError, EOFError,
             OSError, zlib.error, struct.error) as exc:
         sub.files.clear()
+        sub.hashes.clear()
         sub.problem = f"not a readable zip archive ({type(exc).__name__}: {exc})"
