@@ -95,6 +95,8 @@ def test_run_autograder_writes_results_json(tmp_path, bundle):
     assert "✗ masking" in ex3["output"] and "✓ " in ex3["output"] and "Most likely:" in ex3["output"]
     assert "mask is inverted" in doc["output"].lower() and "Hint:" in doc["output"]
     assert doc["extra_data"]["exercises"]["3"]["diagnoses"][0] == "mask_inverted"
+    private = [results.parents[1] / "submission", *(results.parents[1] / "submission").rglob("*")]
+    assert all(p.stat().st_mode & 0o077 == 0 for p in private)  # run_autograder: the submission is root's only
 
 
 def test_a_missing_file_is_one_failed_test_worth_the_exercise(tmp_path, bundle):
@@ -161,6 +163,61 @@ def test_setup_sh_skips_interpreters_that_do_not_run(tmp_path, bundle):
                           timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == str(stubs / "python3.11"), proc.stdout + proc.stderr
     assert not (tmp_path / "ag").exists()
+
+
+KIT_PYTHON = """#!/bin/sh
+case "$1 $2" in
+  "-m pip") exit 0 ;;
+  "-m grader.sandbox") echo "$FAKE_CHECK"; exit "${FAKE_CHECK_CODE:-0}" ;;
+  "-c "*) echo "$FAKE_KIT" ;;
+esac
+"""
+SYSTEM_PYTHON = """#!/bin/sh
+if [ "$1 $2" = "-m venv" ]; then
+  mkdir -p "$3/bin" && cp "$KIT_PYTHON" "$3/bin/python" && printf '#!/bin/sh\\n' > "$3/bin/grade"
+  chmod 700 "$3/bin/python" "$3/bin/grade"
+fi
+"""
+
+
+def _stub(path: Path, text: str) -> Path:
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+def test_setup_sh_closes_the_package_the_wheel_and_the_pack_and_fails_without_the_sandbox(tmp_path, bundle):
+    """setup.sh with stand-ins for apt-get, Python and the kit's venv: what it leaves readable, and when it fails."""
+    root = _layout(tmp_path, bundle, {})
+    (root / "source" / "pack" / "solutions").mkdir(parents=True)
+    (root / "source" / "pack" / "solutions" / "01_self_attention.py").write_text("reference")
+    kit = tmp_path / "site" / "grader"
+    for rel in ("suites/test_api.py", "checks/mha.py", "_kit/solutions/01_self_attention.py", "cli.py"):
+        (kit / rel).parent.mkdir(parents=True, exist_ok=True)
+        (kit / rel).write_text("x = 1\n")
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    for name in ("python3.13", "python3.12"):
+        _stub(stubs / name, "#!/bin/sh\nexit 127\n")
+    _stub(stubs / "python3.11", SYSTEM_PYTHON)
+    _stub(stubs / "apt-get", "#!/bin/sh\nexit 0\n")
+    env = {"PATH": f"{stubs}:/usr/bin:/bin", "AUTOGRADER_ROOT": str(root), "FAKE_KIT": str(kit),
+           "KIT_PYTHON": str(_stub(tmp_path / "kit-python", KIT_PYTHON)), "FAKE_CHECK": "tier 2: root without namespaces"}
+
+    def setup(**extra) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", root / "source" / "setup.sh"], env={**env, **extra}, capture_output=True,
+                              text=True, timeout=60)
+
+    proc = setup()
+    assert proc.returncode == 0, proc.stderr
+    closed = [kit, *kit.rglob("*"), root / "source", *(root / "source").rglob("*")]  # the wheel and the pack too
+    assert any(p.suffix == ".whl" for p in closed) and all(p.stat().st_mode & 0o077 == 0 for p in closed), \
+        [oct(p.stat().st_mode) for p in closed]
+    assert (root / "kit-venv" / "bin" / "python").stat().st_mode & 0o005 == 0o005  # the venv stays readable
+    failed = setup(FAKE_CHECK="1 protection ALLOWED", FAKE_CHECK_CODE="1")
+    assert failed.returncode != 0 and "self-check failed" in failed.stderr
+    weaker = setup(FAKE_CHECK="tier 4: not root, no usable user namespaces", ATTENTION_KIT_SKIP_SELF_CHECK="1")
+    assert weaker.returncode != 0 and "weaker than tier 2" in weaker.stderr
 
 
 def test_build_usage_errors(tmp_path):

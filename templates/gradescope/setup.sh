@@ -28,15 +28,14 @@ fi
 "$ROOT/kit-venv/bin/python" -m pip install --quiet "{{ torch_spec }}" --index-url "$TORCH_INDEX"
 "$ROOT/kit-venv/bin/python" -m pip install --quiet "$SOURCE/{{ wheel }}"
 # SECURITY.md, tier 2 (root without CAP_SYS_ADMIN): libseccomp for the worker's filter; Python readable by the
-# workers' own uids (they import lazily after dropping theirs); the installed kit (its reference solutions)
-# readable by root only, a second wall behind Landlock.
+# workers' own uids (they import lazily after dropping theirs); readable by root only, a second wall behind
+# Landlock: the whole installed package (suites, checks, grader/_kit with the reference solutions) and this
+# bundle's folder (the kit's wheel, which holds the solutions too, the exercise pack if any, the settings).
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libseccomp2 >/dev/null 2>&1 || echo "setup.sh: could not install libseccomp2" >&2
 chmod -R a+rX "$ROOT/kit-venv"  # (a system Python under /usr is readable already; the self-check below says if not)
-kit="$("$ROOT/kit-venv/bin/python" -c 'import grader, pathlib; print(pathlib.Path(grader.__file__).parent)')"
-chmod -R go-rwx "$kit/_kit" 2>/dev/null || true
+kit="$("$ROOT/kit-venv/bin/python" -c 'import grader, pathlib; print(pathlib.Path(grader.__file__).resolve().parent)')"
+chmod -R go-rwx "$kit" "$SOURCE"
 "$ROOT/kit-venv/bin/grade" --version
 # The build fails unless the sandbox holds here as SECURITY.md's table says for this platform (tier 1 or 2).
-if [ -z "${ATTENTION_KIT_SKIP_SELF_CHECK:-}" ]; then
-    check="$("$ROOT/kit-venv/bin/python" -m grader.sandbox)" || { echo "$check" >&2; echo "setup.sh: the sandbox self-check failed" >&2; exit 1; }
-    echo "$check" | grep -Eq "tier [12]\b" || { echo "$check" >&2; echo "setup.sh: the sandbox is weaker than tier 2 here" >&2; exit 1; }
-fi
+check="$("$ROOT/kit-venv/bin/python" -m grader.sandbox)" || { echo "$check" >&2; echo "setup.sh: the sandbox self-check failed" >&2; exit 1; }
+echo "$check" | grep -Eq "tier [12]\b" || { echo "$check" >&2; echo "setup.sh: the sandbox is weaker than tier 2 here" >&2; exit 1; }
