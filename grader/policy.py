@@ -22,6 +22,7 @@ beside the submission. Per-exercise forbidden APIs stay in info.toml (``forbidde
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import tomllib
 from dataclasses import dataclass, replace
@@ -46,9 +47,20 @@ DENIED_ATTRIBUTES = frozenset({
     "get_type_hints", "ForwardRef", "evaluate_forward_ref",
 })
 ALLOWED_DUNDERS = frozenset({"__init__", "__name__", "__main__"})
+# The built-in names a submission may use (unless it binds the name itself): values, types, exceptions.
+ALLOWED_BUILTINS = frozenset({
+    "abs", "all", "any", "bool", "callable", "chr", "classmethod", "complex", "dict", "divmod", "enumerate",
+    "filter", "float", "format", "frozenset", "hasattr", "hash", "int", "isinstance", "issubclass", "iter", "len",
+    "list", "map", "max", "min", "next", "object", "ord", "pow", "print", "property", "range", "repr", "reversed",
+    "round", "set", "slice", "sorted", "staticmethod", "str", "sum", "super", "tuple", "type", "zip", "bin", "hex",
+    "oct", "bytes", "id", "NotImplemented", "Ellipsis", "None", "True", "False", "__name__",
+    *(name for name in dir(builtins) if name.endswith(("Error", "Exception", "Warning"))),
+    "StopIteration", "BaseException",
+})
 DEFAULT_ALLOWED_IMPORTS = frozenset({"torch", "math", "typing", "dataclasses", "functools", "itertools",
                                      "collections", "numbers", "__future__"})
 _DUNDER_IN_TEXT = re.compile(r"__\w+__")
+_ATTRIBUTE_IN_TEXT = re.compile(r"\.(\w+)")
 KEYS = ("allowed_imports", "extra_allowed_imports", "denied_names", "denied_attributes", "allowed_names",
         "allowed_attributes", "static_check")
 
@@ -175,6 +187,57 @@ def _own_private_attributes(tree: ast.AST) -> set[str]:
     return own
 
 
+NAMING_CALLS = frozenset({"register_buffer", "register_parameter", "register_module", "add_module"})
+
+
+def _called(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _own_names(tree: ast.AST) -> set[str]:
+    """Every name the file binds or gives an object: variables, parameters, functions, classes, attributes it
+    assigns (self.q_proj = ...), keyword arguments it passes (SimpleNamespace(n_head=4)) and namedtuple fields."""
+    own = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            own.add(node.id)
+        elif isinstance(node, ast.arg):
+            own.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            own.add(node.name)
+        elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            own.add(node.attr)
+        elif isinstance(node, ast.keyword) and node.arg:
+            own.add(node.arg)
+        elif isinstance(node, ast.alias):
+            own.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, ast.Call) and _called(node) in NAMING_CALLS and node.args:
+            first = node.args[0]  # self.register_buffer("mask", ...) names self.mask
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                own.add(first.value)
+        elif isinstance(node, ast.Call) and _called(node) == "namedtuple":
+            for arg in node.args[1:2]:
+                for sub in ast.walk(arg):
+                    if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                        own.update(re.findall(r"\w+", sub.value))
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            own.add(node.name)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            own.add(node.name)
+    return {n for n in own if not reachable.introspective(n)}
+
+
+def _library_names(tree: ast.AST) -> set[str]:
+    """Names assigned a bare attribute chain (t = torch.Tensor): changing their attributes changes a library."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and isinstance(node.value, ast.Attribute):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found.update(t.id for t in targets if isinstance(t, ast.Name))
+    return found
+
+
 class _Checker(ast.NodeVisitor):
     def __init__(self, policy: Policy, forbidden: tuple[str, ...], tree: ast.AST):
         self.policy = policy
@@ -184,7 +247,9 @@ class _Checker(ast.NodeVisitor):
         self.found: list[Violation] = []
         self.docstrings = _docstrings(tree)
         self.own_private = _own_private_attributes(tree)
-        self.roots: set[int] = set()  # Name nodes that start an attribute chain
+        self.own = _own_names(tree)
+        self.derefd = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}  # x in x.name
+        self.library = _library_names(tree)  # names bound to a library object (t = torch.Tensor)
 
     def reachable(self, node, path: list[str]) -> bool:
         """Each step of a dotted path through modules must be in grader.reachable's allowlist."""
@@ -261,32 +326,72 @@ class _Checker(ast.NodeVisitor):
         elif node.id == "self" and not isinstance(node.ctx, ast.Load):
             self.bind(node, "self")
         elif node.id in self.aliases:
-            if not self.check_forbidden(node, self.aliases[node.id]) and id(node) not in self.roots \
+            if not self.check_forbidden(node, self.aliases[node.id]) and id(node) not in self.derefd \
                     and reachable.is_module(self.aliases[node.id]):
                 self.flag(node, "unsafe_code", f"the module {node.id} may only be used as {node.id}.<name>, not as a value")
+        elif isinstance(node.ctx, ast.Load) and node.id not in self.own and hasattr(builtins, node.id) \
+                and node.id not in ALLOWED_BUILTINS and node.id not in self.policy.lifted:
+            self.flag(node, "unsafe_code", f"the built-in {node.id} is not among those a submission may use")
 
     def visit_Attribute(self, node):
         dotted = _dotted(node)
-        own = dotted == ["self", node.attr] and node.attr in self.own_private
-        if isinstance(node.value, ast.Name):
-            self.roots.add(id(node.value))
-        if node.attr.startswith("__"):
-            if node.attr not in ALLOWED_DUNDERS:
-                self.flag(node, "unsafe_code", f"the attribute {node.attr} is not allowed (no dunder attribute walks)")
-        elif node.attr in self.policy.denied_attributes or (node.attr.startswith("_") and not own):
-            shown = ".".join(dotted) if dotted else f"(...).{node.attr}"
+        name = node.attr
+        own = dotted == ["self", name] and name in self.own_private
+        shown = ".".join(dotted) if dotted else f"(...).{name}"
+        if name.startswith("__"):
+            if name not in ALLOWED_DUNDERS:
+                self.flag(node, "unsafe_code", f"the attribute {name} is not allowed (no dunder attribute walks)")
+        elif reachable.introspective(name):
+            self.flag(node, "unsafe_code", f"{shown} is not allowed: frames, code, generators' internals and the "
+                                           "class hierarchy are out of a submission's reach")
+        elif name in self.policy.denied_attributes or (name.startswith("_") and not own):
             self.flag(node, "unsafe_code", f"{shown} is not allowed in a submission")
         elif dotted and dotted[0] in self.aliases:
-            resolved = ".".join([self.aliases[dotted[0]], *dotted[1:]])
-            if self.check_forbidden(node, resolved) or not self.reachable(node, resolved.split(".")):
+            resolved = [*self.aliases[dotted[0]].split("."), *dotted[1:]]
+            if self.check_forbidden(node, ".".join(resolved)) or not self.step(node, resolved, shown):
                 return
-        elif node.attr in self.forbidden.values():
-            self.flag(node, "forbidden_api", f"{node.attr} is not allowed in this exercise: write the computation yourself")
+        elif name in self.forbidden.values():
+            self.flag(node, "forbidden_api", f"{name} is not allowed in this exercise: write the computation yourself")
             return
+        elif not self.value_attribute(name):
+            self.flag(node, "unsafe_code", f"{shown}: {name} is not an attribute of torch's tensors and modules, "
+                                           "Python's built-in types or a name this file defines")
+        if not isinstance(node.ctx, ast.Load) and dotted and (dotted[0] in self.aliases or dotted[0] in self.library):
+            self.flag(node, "unsafe_code", f"{shown}: a submission may not change a library's attributes")
         self.generic_visit(node)
+
+    def value_attribute(self, name: str) -> bool:
+        return name in reachable.value_attributes() or name in self.own or name in self.policy.lifted
+
+    def step(self, node, path: list[str], shown: str) -> bool:
+        """The last step of a module-rooted path: on a module, by grader.reachable's table; on a value, by the
+        value allowlist. A module reached this way may only be dereferenced further, never kept as a value."""
+        module, name = ".".join(path[:-1]), path[-1]
+        if reachable.is_module(module):
+            if not self.reachable(node, path):
+                return False
+            if reachable.is_module(".".join(path)) and id(node) not in self.derefd:
+                self.flag(node, "unsafe_code", f"the module {shown} may only be used as {shown}.<name>, not as a value")
+                return False
+            return True
+        if not self.value_attribute(name):
+            self.flag(node, "unsafe_code", f"{shown}: {name} is not an attribute of torch's tensors and modules, "
+                                           "Python's built-in types or a name this file defines")
+            return False
+        return True
+
+    def visit_Await(self, node):
+        self.flag(node, "unsafe_code", "coroutines (async/await) are not part of a submission's language")
+
+    visit_AsyncFor = visit_AsyncWith = visit_Await
 
     def visit_Constant(self, node):
         if isinstance(node.value, str) and id(node) not in self.docstrings:
+            for name in _ATTRIBUTE_IN_TEXT.findall(node.value):
+                if reachable.introspective(name):
+                    self.flag(node, "unsafe_code", f"the string {node.value[:60]!r} names .{name}, which str.format "
+                                                   "would look up; not allowed")
+                    return
             for name in _DUNDER_IN_TEXT.findall(node.value):
                 if name not in ALLOWED_DUNDERS:
                     self.flag(node, "unsafe_code", f"the string {node.value[:60]!r} names {name}, which looks like a "
@@ -311,7 +416,8 @@ class _Checker(ast.NodeVisitor):
         self.check_annotation(node.returns)
         self.generic_visit(node)
 
-    visit_AsyncFunctionDef = visit_FunctionDef
+    def visit_AsyncFunctionDef(self, node):
+        self.visit_Await(node)
 
     def visit_AnnAssign(self, node):
         self.check_annotation(node.annotation)

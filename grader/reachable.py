@@ -1,4 +1,4 @@
-"""The module attributes a submission may reach: an allowlist, read from torch's own sources.
+"""The attributes a submission may reach: allowlists, read from torch's own sources.
 
 A submission may name ``torch.softmax`` or ``nn.Linear``, but not ``typing.operator`` (whose
 ``attrgetter`` looks attributes up by string), ``torch.overrides`` (whose tables hand out every torch
@@ -6,6 +6,11 @@ function), ``torch.fx`` or ``torch.ops``. For each module of the import allowlis
 attributes exist for attention code; anything else is refused by the policy. torch's lists come from
 files in its installed package (the op stubs, ``torch/functional.py``'s ``__all__``, the ``def``s of
 ``nn.functional`` and ``nn.init``), read as text so that checking a file does not import torch.
+
+``value_attributes()`` is the second allowlist: the attribute names a submission may use on values that
+are not modules (a tensor, a layer, a list, a dtype): the public API of torch's tensor and module classes
+and of Python's built-in types. A name the submission defines itself is added by the policy;
+``INTROSPECTION`` (frames, generators, coroutines, code objects, tracebacks, the MRO) never is.
 """
 from __future__ import annotations
 
@@ -46,6 +51,32 @@ STDLIB = {
 }
 
 
+# Attributes that lead from an object to the interpreter's machinery: never allowed, whoever defines them.
+INTROSPECTION = frozenset({
+    "f_back", "f_builtins", "f_code", "f_globals", "f_locals", "f_trace", "f_trace_lines", "f_trace_opcodes",
+    "f_lasti", "f_lineno", "f_generator", "mro", "func_globals", "func_code", "im_func", "im_self", "exc_info",
+    "last_traceback", "last_value", "last_type", "modules", "builtins", "frame",
+})
+INTROSPECTION_PREFIXES = ("gi_", "cr_", "ag_", "tb_", "co_")
+BUILTIN_TYPES = (str, bytes, list, tuple, dict, set, frozenset, int, float, complex, bool, slice, range,
+                 BaseException, property, type(None), enumerate, zip, map, filter, reversed)
+# Public API of library values a submission meets that torch's sources below do not spell out.
+EXTRA_VALUE_ATTRIBUTES = frozenset({
+    "func", "args", "keywords",  # functools.partial
+    "name", "type", "default", "default_factory", "init", "repr", "compare", "kw_only", "metadata",  # fields()
+    "cache_info", "cache_clear",  # functools.lru_cache
+    "most_common", "elements", "subtract", "total", "move_to_end", "appendleft", "popleft", "extendleft",
+    "rotate", "maxlen", "default_factory", "maps", "new_child", "parents",  # collections
+    "setter", "getter", "deleter", "fget", "fset", "fdel",  # property
+    "real", "imag", "numerator", "denominator", "start", "stop", "step",
+})
+
+
+def introspective(name: str) -> bool:
+    """Whether name reaches frames, code, generators' internals or the MRO (never allowed)."""
+    return name in INTROSPECTION or name.startswith(INTROSPECTION_PREFIXES)
+
+
 def _torch_dir() -> Path | None:
     spec = importlib.util.find_spec("torch")
     return Path(spec.origin).parent if spec is not None and spec.origin else None
@@ -83,6 +114,26 @@ def table() -> dict[str, frozenset[str] | str | None]:
     for sub in ("linalg", "special", "fft"):
         out[f"torch.{sub}"] = frozenset(re.findall(r"^(\w+) = _add_docstr", _text(torch / sub / "__init__.py"), re.M))
     return out
+
+
+@cache
+def value_attributes() -> frozenset[str]:
+    """Attribute names a submission may use on non-module values (public, never introspective)."""
+    names = set(EXTRA_VALUE_ATTRIBUTES)
+    for kind in BUILTIN_TYPES:
+        names.update(dir(kind))
+    torch = _torch_dir()
+    if torch is not None:
+        texts = [_text(torch / "_C" / "__init__.pyi"), _text(torch / "_tensor.py"), _text(torch / "types.py"),
+                 _text(torch / "autograd" / "function.py"), _text(torch / "nn" / "parameter.py"),
+                 _text(torch / "_C" / "_autograd.pyi")]
+        texts += [_text(f) for f in sorted((torch / "nn" / "modules").glob("*.py"))]
+        for text in texts:
+            names.update(re.findall(r"^\s*def (\w+)", text, re.M))  # methods
+            names.update(re.findall(r"^\s+(\w+)\s*:", text, re.M))  # annotated attributes (stubs, classes)
+            names.update(re.findall(r"^\s+(\w+)\s*=", text, re.M))  # class attributes
+            names.update(re.findall(r"\bself\.(\w+)\s*(?::[^=\n]*)?=[^=]", text))  # instance attributes
+    return frozenset(n for n in names if not n.startswith("_") and not introspective(n))
 
 
 def is_module(path: str) -> bool:

@@ -1,9 +1,9 @@
-"""Reads a submission as Python would (BOM, CRLF, encoding cookie), and a notebook's code cells."""
+"""Reads a submission once, in the grader: bounded, UTF-8 or a short list of cookie encodings, and a
+notebook's code cells. The text returned is the one the policy checks and the worker compiles."""
 from __future__ import annotations
 
 import ast
-import io
-import tokenize
+import re
 from pathlib import Path
 
 NOTEBOOK_HELP = ("hand in the exercise as a .py file (in Jupyter: File > Download as > Python; "
@@ -14,20 +14,70 @@ class Unreadable(Exception):
     """The file is not Python source the grader can read (the message says what to hand in)."""
 
 
+MAX_BYTES = 1 << 20  # one exercise file; a larger one is refused before it is decoded
+# Cookie encodings the grader decodes (PEP 263), by normalised name: stateless codecs that decode in
+# linear time. Any other cookie (punycode, utf-7, rot13, a codec that runs code) is refused.
+COOKIES = {
+    "utf-8": "utf-8", "utf8": "utf-8", "utf-8-sig": "utf-8",
+    "ascii": "ascii", "us-ascii": "ascii",
+    "latin-1": "latin-1", "latin1": "latin-1", "iso-8859-1": "latin-1", "iso8859-1": "latin-1", "l1": "latin-1",
+    "iso-8859-15": "iso8859-15", "iso8859-15": "iso8859-15", "latin-9": "iso8859-15",
+    "cp1252": "cp1252", "windows-1252": "cp1252",
+    "gbk": "gbk", "gb2312": "gbk", "gb18030": "gb18030", "big5": "big5",
+    "shift-jis": "shift_jis", "sjis": "shift_jis", "euc-jp": "euc_jp", "euc-kr": "euc_kr",
+}
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+_BLANK_OR_COMMENT = re.compile(rb"^[ \t\f]*(?:[#\r\n]|$)")
+
+
 def read_submission(path: Path) -> str:
-    """The submission's source text, decoded as the interpreter decodes it; a notebook's code cells joined."""
+    """The submission's text, decoded once; a notebook's code cells joined. The policy checks this text
+    and the worker compiles this same text (a str: compile() ignores any cookie in it)."""
     path = Path(path)
-    data = path.read_bytes()
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            raise Unreadable(f"{path.name} is larger than {MAX_BYTES >> 20} MB; an exercise file is far smaller")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise Unreadable(f"{path.name} could not be read ({exc.strerror or exc})") from None
     if path.suffix == ".ipynb":
         return notebook_code(data)
+    return decode(data, path.name)
+
+
+def decode(data: bytes, name: str = "the file") -> str:
+    """Source bytes as text: UTF-8 (with or without a BOM) or a cookie from COOKIES; newlines as \\n."""
+    if len(data) > MAX_BYTES:
+        raise Unreadable(f"{name} is larger than {MAX_BYTES >> 20} MB; an exercise file is far smaller")
     if b"\0" in data:
-        raise Unreadable(f"{path.name} holds binary data, not Python source: {NOTEBOOK_HELP.split(' (')[0]}")
+        raise Unreadable(f"{name} holds binary data, not Python source: {NOTEBOOK_HELP.split(' (')[0]}")
+    encoding = "utf-8"
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    else:
+        cookie = _cookie(data)
+        if cookie is not None:
+            encoding = COOKIES.get(cookie.decode("ascii", "replace").lower().replace("_", "-"))
+            if encoding is None:
+                raise Unreadable(f"{name} declares the encoding {cookie.decode('ascii', 'replace')[:40]!r}, which the "
+                                 "grader does not read; save it as UTF-8 and remove the coding line")
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         text = data.decode(encoding)
-    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
-        raise Unreadable(f"{path.name} is not readable Python source ({exc}); save it as UTF-8 text") from None
+    except UnicodeDecodeError as exc:
+        raise Unreadable(f"{name} is not valid {encoding} text (byte {exc.start}); save it as UTF-8") from None
     return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _cookie(data: bytes) -> bytes | None:
+    """The encoding a PEP 263 line names in the first two lines (any of \\r\\n, \\r, \\n ends a line)."""
+    lines = re.split(rb"\r\n|\r|\n", data[:2048], maxsplit=2)[:2]
+    for i, line in enumerate(lines):
+        found = _COOKIE.match(line)
+        if found:
+            return found[1]
+        if not _BLANK_OR_COMMENT.match(line):
+            return None
+    return None
 
 
 def notebook_code(data: bytes) -> str:
@@ -59,15 +109,3 @@ def is_blank(source: str) -> bool:
     body = [n for n in tree.body if not isinstance(n, inert)
             and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
     return not body
-
-
-def python_copy(path: Path, source: str) -> Path:
-    """path itself, or for a readable notebook a temporary .py file holding its code (the caller deletes it)."""
-    if Path(path).suffix != ".ipynb" or not source:
-        return Path(path)
-    import tempfile
-
-    fd, name = tempfile.mkstemp(prefix="attention-kit-notebook-", suffix=".py")
-    with open(fd, "w", encoding="utf-8") as f:
-        f.write(source)
-    return Path(name)

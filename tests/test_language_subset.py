@@ -1,0 +1,209 @@
+"""The submission's language is a subset defined by allowlist (grader/policy.py, SECURITY.md "The subset").
+
+Three kinds of proof: the routes past the old deny-list are refused; honest code keeps passing (every
+corpus file, dev, held-out and real-world, with the same policy verdict as its label implies); and a
+derandomized hypothesis search over attribute chains: whatever passes the policy, evaluated for real,
+never yields a module, a frame, a code object, a traceback, a generator's internals or an escape hatch.
+"""
+from __future__ import annotations
+
+import builtins
+import importlib
+import re
+import types
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from grader import reachable
+from grader.catalog import load_catalog
+from grader.policy import check
+from grader.source import Unreadable, read_submission
+from tests.conftest import CORPUS, ROOT
+
+SDPA = ("torch.nn.functional.scaled_dot_product_attention",)
+
+
+@pytest.mark.parametrize("source", [
+    "import torch\nM = torch.nn.functional\n",  # a module kept as a value...
+    "import torch.nn.functional as F\nmods = [F]\n",
+    "import torch\nx = (torch.nn, 1)\n",
+    "import torch\nM = torch.nn.functional\nf = M.torch.overrides.get_overridable_functions()\n",  # ...and walked
+    "g = (i for i in [1])\nframe = g.gi_frame.f_back\n",  # generator frames up to the worker's
+    "def gen():\n    yield 1\nc = gen().gi_code.co_consts\n",
+    "try:\n    1 / 0\nexcept Exception as e:\n    tb = e.__traceback__.tb_frame\n",
+    "s = '{0.gi_frame.f_back.f_locals}'.format(g)\n",  # the same walk by str.format
+    "import torch\nbase = torch.Tensor.mro()[1]\n",  # the class hierarchy
+    "k = type(1).mro()\n",
+    "import torch\ntorch.Tensor.numel = lambda self: 0\n",  # a library changed under the rule checks
+    "import torch\nT = torch.Tensor\nT.numel = lambda self: 0\n",
+    "import torch.nn.functional as F\ndel F.softmax\n",
+    "names = dir(1)\n",  # builtins by allowlist
+    "x = (1).not_a_public_attribute\n",  # attributes by allowlist
+    "async def f():\n    return 1\n",
+])
+def test_routes_past_the_old_policy_are_refused(source):
+    found = check(source, forbidden=SDPA)
+    assert found and all(v.rule in ("unsafe_code", "forbidden_api") for v in found), source
+
+
+@pytest.mark.parametrize("source", [
+    "import torch\nimport torch.nn as nn\nclass A(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
+    "        self.proj = nn.Linear(d, d)\n        self.register_buffer('mask', torch.ones(2, 2).tril())\n"
+    "    def forward(self, x):\n        B, T, C = x.shape\n        m = self.mask[:T, :T].bool()\n"
+    "        return self.proj(x).masked_fill(~m, float('-inf')).softmax(-1)\n",
+    "import math\nfrom collections import namedtuple\nP = namedtuple('P', 'q k v')\np = P(1, 2, 3)\ny = p.q + math.sqrt(p.v)\n",
+    "import functools\nf = functools.partial(max, 1)\nprint(f.func, f.args)\n",
+    "import torch\nx = torch.finfo(torch.float32).min\ny = torch.ones(2).to(torch.float64).device.type\n",
+    "def gen():\n    yield 1\ntotal = sum(i for i in gen())\n",
+    "import torch\nclass F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+    "        ctx.save_for_backward(x)\n        ctx.scale = 2\n        return x * 2\n    @staticmethod\n"
+    "    def backward(ctx, g):\n        (x,) = ctx.saved_tensors\n        return g * ctx.scale\n",
+])
+def test_honest_code_passes(source):
+    assert check(source, forbidden=SDPA) == []
+
+
+# refused by the policy since before the subset (exit() is a denied name); its label is the runtime outcome
+REFUSED_BEFORE = {"leftover_exit.py"}
+
+
+def _labelled_files():
+    exercises = {f"{e.number:02d}": e for e in load_catalog().exercises}
+    for path in sorted(CORPUS.glob("*/**/*.py")):
+        first = path.read_text(encoding="utf-8").splitlines()[0]
+        label = re.match(r"# expect: (\w+)", first)
+        yield path, exercises[path.relative_to(CORPUS).parts[0]], label[1] if label else "pass"
+    for folder in ("solutions", "exercises"):
+        for path in sorted((ROOT / folder).glob("[0-9][0-9]_*.py")):
+            yield path, exercises[path.name[:2]], "pass"
+
+
+def test_no_corpus_file_is_refused_unless_its_label_says_so():
+    """Dev, held-out and real-world files, the solutions and the skeletons: only the files labelled
+    unsafe_code, forbidden_api or syntax_error are refused (the count is the honest-code figure)."""
+    refused, counted = [], 0
+    for path, ex, label in _labelled_files():
+        try:
+            found = check(read_submission(path), forbidden=ex.forbidden)
+        except (SyntaxError, Unreadable):
+            found = ["syntax"]
+        if label in ("unsafe_code", "forbidden_api", "syntax_error") or path.name in REFUSED_BEFORE:
+            assert found, f"{path} is labelled {label} and passed the policy"
+            continue
+        counted += 1
+        if found:
+            refused.append(f"{path.relative_to(ROOT)}: {found[0]}")
+    assert counted > 300 and refused == [], "\n".join(refused)
+
+
+def test_every_module_an_allowlisted_attribute_holds_is_tracked_as_a_module():
+    """A module reached by an allowed attribute must be in grader.reachable's table, or the policy
+    would let it become a value."""
+    for module, rule in reachable.table().items():
+        if not isinstance(rule, frozenset):
+            continue
+        owner = importlib.import_module(module)
+        for name in rule:
+            value = getattr(owner, name, None)
+            if isinstance(value, types.ModuleType):
+                assert reachable.is_module(f"{module}.{name}"), f"{module}.{name} is a module the table does not cover"
+
+
+# -- the fuzz: whatever passes the policy reaches nothing outside the subset -------------------------
+
+PRELUDE = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nimport math\nimport typing\n"
+           "import functools\nimport collections\n")
+ROOTS = ["torch", "nn", "F", "math", "typing", "functools", "collections", "x", "lin", "gen", "err", "fn",
+         "[1]", "'s'", "(1).real", "torch.float32", "torch.Tensor", "nn.Module", "x.grad_fn", "type(x)", "super"]
+DANGEROUS = ["gi_frame", "gi_code", "f_back", "f_locals", "f_globals", "f_builtins", "tb_frame", "tb_next",
+             "co_consts", "cr_frame", "mro", "modules", "__class__", "__globals__", "__builtins__", "__dict__",
+             "__subclasses__", "__bases__", "__self__", "__func__", "__module__", "overrides", "operator",
+             "attrgetter", "os", "sys", "builtins", "importlib", "_C", "utils", "hub", "fx", "ops", "library",
+             "func", "torch", "functional", "nn", "abc", "reduce", "register_hook", "next_functions",
+             "with_traceback", "args", "metadata", "im_func", "func_globals", "frame", "exc_info"]
+NAMES = sorted({*DANGEROUS, *[n for n in dir(__import__("torch").Tensor) if not n.startswith("_")][::8],
+                *[n for n in dir(__import__("torch").nn.Module) if not n.startswith("_")][::3],
+                "softmax", "Linear", "sqrt", "inf", "Optional", "partial", "OrderedDict", "weight", "T", "shape"})
+FORBIDDEN_VALUES = {id(f) for f in (eval, exec, compile, open, __import__, getattr, setattr, delattr, globals,
+                                    locals, vars, breakpoint, input)}
+
+
+def _namespace():
+    import torch
+
+    def gen():
+        yield 1
+
+    def fn():
+        return 1
+
+    x = torch.ones(2, requires_grad=True) * 2
+    return {"torch": torch, "nn": torch.nn, "F": torch.nn.functional, "math": __import__("math"),
+            "typing": __import__("typing"), "functools": __import__("functools"),
+            "collections": __import__("collections"), "x": x, "lin": torch.nn.Linear(2, 2), "gen": gen(),
+            "err": ValueError("e"), "fn": fn, "__builtins__": builtins}
+
+
+def _outside(value) -> str | None:
+    if isinstance(value, (types.FrameType, types.CodeType, types.TracebackType)):
+        return type(value).__name__
+    if isinstance(value, types.ModuleType):
+        return f"module {value.__name__}"
+    if id(value) in FORBIDDEN_VALUES:
+        return f"escape hatch {value!r}"
+    if isinstance(value, dict) and ("__builtins__" in value or "__import__" in value):
+        return "a namespace dict"
+    return None
+
+
+@st.composite
+def chains(draw):
+    return draw(st.sampled_from(ROOTS)), draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4))
+
+
+def _walk(root: str, steps: list[str]):
+    """Each value along root.step1.step2..., evaluated in this (the test's) process; stops at an error."""
+    try:
+        value = eval(root, _namespace())
+    except Exception:  # noqa: BLE001
+        return
+    yield root, value
+    for i, step in enumerate(steps):
+        try:
+            value = getattr(value, step)
+        except Exception:  # noqa: BLE001 - an AttributeError ends the chain harmlessly
+            return
+        yield ".".join([root, *steps[: i + 1]]), value
+
+
+def _escape(root: str, steps: list[str]) -> str | None:
+    """What root.steps reaches outside the subset although the policy passed it (None: refused, or nothing)."""
+    expr = root + "".join(f".{s}" for s in steps)
+    if check(PRELUDE + f"value = {expr}\n", forbidden=SDPA):
+        return None  # refused: nothing runs
+    for shown, value in _walk(root, steps):
+        if isinstance(value, types.ModuleType) and shown != expr and reachable.is_module(value.__name__):
+            continue  # a module of the table, dereferenced further: the policy checks the next step
+        if _outside(value):
+            return f"{expr} passed the policy; {shown} is {_outside(value)}"
+    return None
+
+
+@settings(derandomize=True, database=None, max_examples=1500, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(chains())
+def test_what_passes_the_policy_stays_inside_the_subset(chain):
+    assert _escape(*chain) is None
+
+
+def test_the_fuzz_finds_the_hole_in_a_weakened_policy(monkeypatch):
+    """With the value allowlist and the introspection rule switched off, the same oracle reports escapes."""
+    monkeypatch.setattr(reachable, "introspective", lambda name: False)
+    monkeypatch.setattr("grader.policy._Checker.value_attribute", lambda self, name: True)
+    assert "frame" in _escape("gen", ["gi_frame"])
+    assert _escape("F", ["torch"]) is None  # the module table refuses it...
+    monkeypatch.setattr(reachable, "allowed", lambda module, name: True)
+    assert "module" in _escape("F", ["math"])  # ...and without it, a module reached through a module shows
