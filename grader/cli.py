@@ -1,6 +1,7 @@
 """The `grade` command line. Each command is a thin wrapper around a library function.
 
-Exit codes: 0 all passed · 1 something failed · 2 usage error · 3 internal grader error.
+Exit codes: 0 all passed · 1 something failed · 2 usage error · 3 internal grader error ·
+4 refused: the sandbox here cannot keep a submission from the reference or from other submissions.
 """
 from __future__ import annotations
 
@@ -14,14 +15,25 @@ import click
 
 from grader import __version__, workspace
 from grader.catalog import UnknownExercise, load_catalog
-from grader.params import EXERCISE, Failure, InternalFailure
+from grader.params import EXERCISE, Failure, InternalFailure, WeakSandboxFailure
 
-USAGE, INTERNAL = 2, 3
+USAGE, INTERNAL, WEAK_SANDBOX = 2, 3, 4
+OWN_FILES = " To grade your own files here anyway: --allow-weak-sandbox."
 
 
 def fail(message: str, code: int = USAGE):
-    """One line on stderr and exit code 2 (usage, environment) or 3 (internal), through click."""
-    raise (InternalFailure if code == INTERNAL else Failure)(message)
+    """One line on stderr and exit code 2 (usage, environment), 3 (internal) or 4 (a weak sandbox), through click."""
+    raise {INTERNAL: InternalFailure, WEAK_SANDBOX: WeakSandboxFailure}.get(code, Failure)(message)
+
+
+def check_sandbox(offer: bool = False) -> None:
+    """Exit 4 with the reason and the fix if workers cannot be isolated here (before anything is graded)."""
+    from grader.runner import WeakSandbox, check_sandbox as check
+
+    try:
+        check()
+    except WeakSandbox as exc:
+        fail(str(exc) + (OWN_FILES if offer else ""), WEAK_SANDBOX)
 
 
 def _use_pack(ctx, param, value):
@@ -148,16 +160,20 @@ def list_exercises():
         out.print("\n(not in a workspace: `grade init DIR` makes one and tracks your progress)")
 
 
-def _grade(ex, path: Path, *, device: str, timeout: float, policy_file: Path | None = None):
-    """runner.grade, with its usage and internal errors turned into one-line exits 2 and 3."""
+def _grade(ex, path: Path, *, device: str, timeout: float, policy_file: Path | None = None, allow_weak: bool = False,
+           offer: bool = False):
+    """runner.grade, with its usage, internal and weak-sandbox errors turned into one-line exits 2, 3 and 4."""
     from grader.policy import PolicyError
-    from grader.runner import DeviceUnavailable, InternalError, grade
+    from grader.runner import DeviceUnavailable, InternalError, WeakSandbox, grade
     from grader.sandbox import Limits
 
     try:
-        return grade(exercise=ex, path=path, device=device, limits=Limits(wall_s=timeout), policy_file=policy_file)
+        return grade(exercise=ex, path=path, device=device, limits=Limits(wall_s=timeout), policy_file=policy_file,
+                     allow_weak_sandbox=allow_weak)
     except (DeviceUnavailable, PolicyError) as exc:
         fail(str(exc))
+    except WeakSandbox as exc:
+        fail(str(exc) + (OWN_FILES if offer else ""), WEAK_SANDBOX)
     except InternalError as exc:
         fail(f"internal grader error, please report it: {exc}", INTERNAL)
 
@@ -176,7 +192,7 @@ def _record(ws, ex, verdict) -> str | None:
 
 
 def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bool, timeout: float,
-               policy_file: Path | None = None, repro: bool = False):
+               policy_file: Path | None = None, repro: bool = False, allow_weak: bool = False):
     """Grade one exercise and print the verdict; returns the exit code."""
     from grader.render import console, repro_text, show, verdict_text
 
@@ -184,7 +200,7 @@ def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bo
     path = path or ws.file_for(ex)
     if not path.is_file():
         fail(f"no such file: {path}" + (" (run `grade reset %d` to restore it)" % ex.number if ws and ws.owns(path, ex) else ""))
-    verdict = _grade(ex, path, device=device, timeout=timeout, policy_file=policy_file)
+    verdict = _grade(ex, path, device=device, timeout=timeout, policy_file=policy_file, allow_weak=allow_weak, offer=True)
     owned = ws is not None and ws.owns(path, ex)
     if not owned:
         hints = workspace.Hints(None)
@@ -205,6 +221,9 @@ def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bo
 
 DEVICE = click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
                       help="Where to run the suites; auto uses CUDA when PyTorch sees a GPU.")
+WEAK_OK = click.option("--allow-weak-sandbox", "allow_weak", is_flag=True,
+                       help="Grade even where the sandbox cannot keep a submission from the reference or the grader "
+                            "(exit 4 otherwise): for your own files only, never someone else's (SECURITY.md).")
 TIMEOUT = click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
                        help="Seconds the submission's own code may run in all (starting the worker is not counted).")
 
@@ -220,10 +239,11 @@ TIMEOUT = click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0
 @click.option("--policy", "policy_file", type=click.Path(dir_okay=False, path_type=Path),
               help="An instructor's policy TOML extending the kit's (allowed imports, denied names; see SECURITY.md).")
 @click.option("--repro", is_flag=True, help="Print a short runnable script reproducing the first failing check.")
-def exercise(exercise, path, as_json, device, verbose, timeout, policy_file, repro):
+@WEAK_OK
+def exercise(exercise, path, as_json, device, verbose, timeout, policy_file, repro, allow_weak):
     """Grade EXERCISE (number or slug). PATH defaults to the workspace's file for it."""
     sys.exit(_grade_one(exercise, path, as_json=as_json, device=device, verbose=verbose, timeout=timeout,
-                        policy_file=policy_file, repro=repro))
+                        policy_file=policy_file, repro=repro, allow_weak=allow_weak))
 
 
 @cli.command("all")
@@ -348,13 +368,16 @@ def explain(target, lang, fmt, output, list_only, pager):
 @cli.command()
 @click.argument("exercise", required=False, type=EXERCISE)
 @TIMEOUT
-def watch(exercise, timeout):
+@WEAK_OK
+def watch(exercise, timeout, allow_weak):
     """Re-grade on every save (the first unfinished exercise, or EXERCISE); keys h e n l q."""
     from grader import watch as watching
     from grader.render import console
 
     ws = current_workspace(required=True)
-    watching.run(ws=ws, exercise=exercise, console=console(), timeout=timeout)
+    if not allow_weak:
+        check_sandbox(offer=True)
+    watching.run(ws=ws, exercise=exercise, console=console(), timeout=timeout, allow_weak=allow_weak)
 
 
 # -- instructors and hiring teams (grader/instructor/) ---------------------------------------------
@@ -410,13 +433,15 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
     Exercise files (01_self_attention.py, or a notebook 01_self_attention.ipynb) may sit at the top
     of a submission or one folder down (the handout's exercises/); a nearly right name gets a "did
     you mean". Submissions already graded and unchanged are skipped.
-    Exit codes: 0 the batch ran (whatever the scores) · 2 usage error · 3 internal error.
+    Exit codes: 0 the batch ran (whatever the scores) · 2 usage error · 3 internal error · 4 refused: the
+    sandbox here cannot keep submissions from the reference and from each other (nothing graded).
     """
     from grader.instructor import UsageError
     from grader.instructor.batch import parse_shard, run_batch
     from grader.instructor.summary import LEGEND, summary_table
     from grader.render import console
 
+    check_sandbox()
     try:
         result = run_batch(submissions_dir=submissions, jobs=jobs, output=output, report_dir=report_dir,
                            exercises=exercises, timeout=timeout, progress=not quiet, shard=parse_shard(shard))

@@ -64,6 +64,11 @@ class Pack:
     def info(self) -> Path:
         return self.exercises / "info.toml"
 
+    @property
+    def hidden(self) -> tuple[str, ...]:
+        """What a sandbox worker must not read of this pack: all of it (the kit's copies are hidden anyway)."""
+        return () if self.builtin else (str(self.root),)
+
     @classmethod
     def kit(cls) -> "Pack":
         return cls(PACKAGE_DIR.parent, kit_root("exercises"), kit_root("solutions"), PACKAGE_DIR / "checks",

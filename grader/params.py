@@ -18,6 +18,12 @@ class InternalFailure(click.ClickException):
     exit_code = 3
 
 
+class WeakSandboxFailure(click.ClickException):
+    """This machine cannot isolate a submission well enough, so nothing was graded: exit code 4."""
+
+    exit_code = 4
+
+
 def parse_exercises(spec: str) -> list[Exercise]:
     """ "1,3-5" or "self_attention,4" -> those exercises in catalog order. Raises ValueError."""
     catalog = load_catalog()

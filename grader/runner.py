@@ -15,6 +15,7 @@ from grader import policy
 from grader.catalog import Exercise, load_catalog
 from grader.results import Status, TestResult, Verdict
 from grader.sandbox import Limits, Sandbox, SubmissionError, WorkerGone
+from grader.sandbox.isolation import WeakSandbox, given_up, gpu_devices, refusal
 from grader.sandbox.zygote import Zygote
 from grader.source import Unreadable, is_blank, python_copy, read_submission
 
@@ -233,8 +234,29 @@ def keep_warm() -> Zygote:
     return _ZYGOTE
 
 
+_SANDBOX_CHECKED = False
+
+
+def check_sandbox() -> None:
+    """Raise WeakSandbox (why, and the fix) if workers here could read the reference, the suites or the
+    default pack, or reach the grader and each other. Once per process, before a batch or a watch grades
+    anything; every worker's own report is checked again as it boots (grade)."""
+    global _SANDBOX_CHECKED
+    if _SANDBOX_CHECKED:
+        return
+    from grader.pack import default_pack
+    from grader.sandbox.selfcheck import preflight
+
+    state = preflight(Limits(hidden=default_pack().hidden))
+    weak = refusal(state) if state else "the sandbox's self-test did not run here: see `python -m grader.sandbox`"
+    if weak:
+        raise WeakSandbox(f"refusing to grade: {weak}")
+    _SANDBOX_CHECKED = True
+
+
 def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits = Limits(),
-          warm: bool | None = None, capture_attention: bool = False, policy_file: Path | None = None) -> Verdict:
+          warm: bool | None = None, capture_attention: bool = False, policy_file: Path | None = None,
+          allow_weak_sandbox: bool = False) -> Verdict:
     """Grade one file. The submission runs only in the sandbox worker; the verdict is computed here.
 
     warm: fork the worker from this process's fork server (True), spawn a fresh interpreter
@@ -242,11 +264,16 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
     capture_attention: for a failing verdict, also record the submission's and the reference's
     attention weights (Verdict.attention) while the worker is alive, for instructor reports.
     policy_file: an instructor's policy TOML applied on top of the kit's (grader/policy.py, SECURITY.md).
+    allow_weak_sandbox: grade where the sandbox cannot keep the submission from the reference or from other
+    submissions (a learner's own files only); otherwise such a machine raises WeakSandbox before the file runs.
     """
     ex = exercise
     started = time.perf_counter()
     if ex.limits:  # the exercise's own sandbox limits (info.toml `limits`), e.g. a memory budget the suite relies on
         limits = dataclasses.replace(limits, **{k: v for k, v in ex.limits.items() if k in ("memory_mb", "cpu_s")})
+    if device != "cpu" and gpu_devices():  # the worker's view depends on the device: settle it before it starts
+        device = resolve_device(device)
+    limits = dataclasses.replace(limits, device="cuda" if device == "cuda" else "cpu", hidden=ex.pack.hidden)
     blocked, violations, syntax, unreadable = None, [], None, None
     try:
         source = read_submission(path)
@@ -265,7 +292,8 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
     global _GRADED
     zygote = keep_warm() if (warm if warm is not None else _GRADED) else None
     _GRADED = True
-    sandbox = None if blocked else Sandbox(Path(path), limits=limits, zygote=zygote, forbidden=ex.forbidden).start()  # boots while torch loads
+    sandbox = None if blocked else Sandbox(Path(path), limits=limits, zygote=zygote, forbidden=ex.forbidden,
+                                          weak_ok=allow_weak_sandbox).start()  # boots while torch loads
     try:
         from grader.harness import Harness  # imports torch
 
@@ -311,5 +339,6 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
             Path(path).unlink(missing_ok=True)
     if sandbox is not None:
         verdict.output = verdict_output
+        verdict.sandbox = given_up(sandbox.state)
     verdict.duration_s = time.perf_counter() - started
     return verdict

@@ -66,6 +66,8 @@ def _watch_files(folder: Path, events: queue.Queue, stop: threading.Event) -> No
 class Watcher:
     """One screen: the verdict of the exercise being edited. Grades run in a thread so keys stay live."""
 
+    allow_weak = False  # --allow-weak-sandbox: grade the learner's own files on a machine that cannot isolate them
+
     def __init__(self, ws: Workspace, start: Exercise, console, *, timeout: float):
         self.ws, self.ex, self.console, self.timeout = ws, start, console, timeout
         self.catalog = load_catalog()
@@ -92,7 +94,8 @@ class Watcher:
 
         started = time.perf_counter()
         try:
-            v = grade(exercise=ex, path=self.ws.file_for(ex), device="cpu", limits=Limits(wall_s=self.timeout), warm=True)
+            v = grade(exercise=ex, path=self.ws.file_for(ex), device="cpu", limits=Limits(wall_s=self.timeout), warm=True,
+                      allow_weak_sandbox=self.allow_weak)
         except Exception as exc:  # shown on the screen; watching goes on
             v = exc
         self.results.put((generation, ex, v, time.perf_counter() - started))
@@ -194,7 +197,8 @@ class Watcher:
         self.console.print(f"\n{KEYS}")
 
 
-def run(*, ws: Workspace, exercise: Exercise | None, console, timeout: float = 30.0, stdin=None) -> None:
+def run(*, ws: Workspace, exercise: Exercise | None, console, timeout: float = 30.0, stdin=None,
+        allow_weak: bool = False) -> None:
     """Watch ws until q or Ctrl-C. Grades `exercise`, or the first one not yet passed."""
     from grader.runner import keep_warm
 
@@ -209,6 +213,7 @@ def run(*, ws: Workspace, exercise: Exercise | None, console, timeout: float = 3
     keep_warm()
     console.file = sys.stdout  # bound now: while a suite runs in the grading thread, sys.stdout is redirected
     watcher = Watcher(ws, start, console, timeout=timeout)
+    watcher.allow_weak = allow_weak
     try:
         with interrupt_flag() as interrupted, keypresses(stdin) as key_fd:
             watcher.grade()

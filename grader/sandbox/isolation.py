@@ -70,6 +70,7 @@ DEVICES = ("null", "zero", "full", "random", "urandom")
 
 # What after_boot achieved in this process, one line per protection (read by the self-check).
 STATE: dict[str, str] = {}
+CUDA_VIEW = "a CUDA grade: no private root, /proc and /sys visible"
 
 
 def worker_uid(pid: int) -> int:
@@ -121,15 +122,18 @@ def isolate_child(limits: Limits, cgroup: str | None = None) -> None:
 
 # -- in the booted worker, before the submission -------------------------------------------------
 
-def after_boot() -> dict[str, str]:
+def after_boot(limits: Limits = Limits()) -> dict[str, str]:
     """Take away what the submission must not have; returns (and records in STATE) what held.
 
     Must run in the worker's own directory (its cwd), single-threaded, before the submission is imported.
+    limits.device decides the view: a CUDA grade on a GPU machine keeps the host's file system (the kit
+    and limits.hidden covered) and no Landlock file rules; a CPU grade gets everything, GPU or not.
     """
     libc = _libc()
     parent = os.getppid()
     root = os.geteuid() == 0
     uid = worker_uid(os.getpid())
+    hidden = tuple(limits.hidden)
     STATE.clear()
     threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
     if threads > 1:
@@ -138,21 +142,18 @@ def after_boot() -> dict[str, str]:
     STATE["limits"] = _cgroup_state()  # read now: the private root has no /proc
     private = _private_namespace(libc, root)
     STATE["network"] = _network_state()
-    if private and _gpu_devices():
-        # CUDA/ROCm need their device nodes, /proc and /sys, which the private root leaves out
-        STATE["files"] = _hide_kit(libc) + " (a GPU is present: the private root is not used)"
+    cuda = limits.device == "cuda" and bool(gpu_devices())  # CUDA needs its device nodes, /proc and /sys
+    if private and cuda:
+        STATE["files"] = _hide_kit(libc, hidden) + f" ({CUDA_VIEW})"
     elif private:
         try:
-            STATE["files"] = _private_root(libc)
+            STATE["files"] = _private_root(libc, hidden)
         except OSError as exc:
-            STATE["files"] = _hide_kit(libc) + f" (private root failed: {exc.strerror or exc})"
+            STATE["files"] = _hide_kit(libc, hidden) + f" (private root failed: {exc.strerror or exc})"
     else:
         STATE["files"] = "shared file system: the worker reads what its uid may read (no private mount namespace)"
 
-    if _gpu_devices():
-        STATE["landlock"] = "no Landlock: a GPU needs /proc, /sys and its device files"
-    else:
-        STATE["landlock"] = landlock.restrict(os.getcwd())
+    STATE["landlock"], STATE["scoped"] = landlock.restrict(os.getcwd(), hidden, files=not cuda)
     STATE["identity"] = _drop_identity(libc, root, uid, private)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
@@ -176,7 +177,7 @@ def _cgroup_state() -> str:
     return "no cgroup of its own: per-process limits (address space, CPU time, file size)"
 
 
-def _gpu_devices() -> list[str]:
+def gpu_devices() -> list[str]:
     try:
         return [n for n in os.listdir("/dev") if n.startswith("nvidia") or n in ("kfd", "dxg")]
     except OSError:
@@ -255,10 +256,10 @@ def _cover(libc, target: str) -> None:
                    b"size=4k,mode=0555"), f"cover {target}")
 
 
-def _private_root(libc) -> str:
+def _private_root(libc, hidden: tuple[str, ...] = ()) -> str:
     """Pivot into a new root that holds only what the booted worker needs, its directory writable."""
     work = os.getcwd()
-    binds, links, empty = view.binds()
+    binds, links, empty = view.binds(hidden)
     inside = [b for b in binds if view._under(b[1], empty)]  # bound into an emptied directory, after it
     # The new root is a tmpfs mounted over the worker's directory: from then on the path `work` names
     # the new root, and the real directory underneath is reached through a descriptor opened before.
@@ -311,16 +312,20 @@ def _private_root(libc) -> str:
             "allowed package paths read-only, own directory writable")
 
 
-def _hide_kit(libc) -> str:
-    """Fallback: the whole file system stays visible, but the kit's directories are covered."""
-    hidden = []
-    for path in view.cover_targets():
+def _hide_kit(libc, hidden: tuple[str, ...] = ()) -> str:
+    """Fallback: the whole file system stays visible, but the kit's directories (and packs) are covered."""
+    covered, failed = [], []
+    for path in sorted(view.cover_targets(hidden)):
+        if view._under(path, covered):
+            continue  # inside a directory covered already
         try:
             _cover(libc, path)
-            hidden.append(path)
+            covered.append(path)
         except OSError:
-            pass
-    return f"kit directories covered: {', '.join(sorted(hidden)) or 'none'}"
+            failed.append(path)
+    if failed:
+        return f"kit directories NOT all covered: {', '.join(sorted(failed))} stay visible"
+    return f"kit directories covered: {', '.join(sorted(covered)) or 'none'}"
 
 
 class _CapHeader(ctypes.Structure):
@@ -406,6 +411,50 @@ def _install_seccomp() -> str:
             "sockets, ptrace, namespaces or mounts")
 
 # -- the grader's side ---------------------------------------------------------------------------
+
+class WeakSandbox(Exception):
+    """This machine's sandbox cannot keep a submission from the reference or from other submissions, so
+    the grader refuses to grade (one line: why, and the fix)."""
+
+
+def files_kept(state: dict) -> bool:
+    """Whether the worker could not read the reference, the suites or a pack (nor other submissions)."""
+    files, identity = state.get("files", ""), state.get("identity", "")
+    return (files.startswith("private root") or state.get("landlock", "").startswith("Landlock")
+            or (files.startswith("kit directories covered") and identity.startswith("own uid")))
+
+
+def kept_apart(state: dict) -> bool:
+    """Whether the worker could not signal or tamper with the grader and other workers."""
+    identity = state.get("identity", "")
+    return (identity.startswith("own uid") or identity.endswith("(user namespace)")
+            or state.get("scoped", "").startswith("Landlock scoping") or state.get("syscalls", "").startswith("seccomp"))
+
+
+def refusal(state: dict) -> str:
+    """Why the grader must not run someone else's code in a worker that reported this state, with the fix
+    (one line; '' if it may)."""
+    why = []
+    if not files_kept(state):
+        why.append("a submission could read the reference solutions, the suites and the pack here "
+                   f"({state.get('files', '?')}; {state.get('landlock', '?')}): run the grader where Landlock "
+                   "works (Linux 5.13 or later, enabled) or as root with CAP_SYS_ADMIN")
+    if not kept_apart(state):
+        why.append("a submission could signal the grader and other submissions here "
+                   f"({state.get('identity', '?')}; {state.get('syscalls', '?')}; {state.get('scoped', '?')}): "
+                   "run the grader as root, or install libseccomp (apt-get install libseccomp2)")
+    if not why:
+        return ""
+    return "; ".join(why) + ". `python -m grader.sandbox` shows what holds (SECURITY.md, 'What holds where')."
+
+
+def given_up(state: dict) -> list[str]:
+    """What this worker's sandbox did not hold, one line each, for the verdict (empty in the full tiers)."""
+    out = [f"{key}: {state[key]}" for key in ("files", "landlock") if CUDA_VIEW in state.get(key, "")
+           or state.get(key, "").startswith("no Landlock: a CUDA grade")]
+    weak = refusal(state)
+    return out + ([f"weaker sandbox accepted (--allow-weak-sandbox): {weak}"] if weak else [])
+
 
 def protect_grader() -> None:
     """Make the grading process non-dumpable when it is not root: a worker with the same uid then

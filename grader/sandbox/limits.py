@@ -1,4 +1,4 @@
-"""What every worker gets, whichever way it is started: its limits and its environment."""
+"""What every worker gets, whichever way it is started: its limits, its environment and what decides its view."""
 from __future__ import annotations
 
 import os
@@ -17,6 +17,8 @@ class Limits:
     output_kb: int = 8  # what the submission prints, as kept for --verbose and reports
     processes: int = 64  # processes + threads of the worker's own uid (root), or its cgroup's pids.max
     cpus: float = 1.0  # the cgroup's cpu.max, in cores, where there is one
+    device: str = "cpu"  # "cuda": the worker keeps what CUDA needs (/proc, /sys, device nodes), a weaker view
+    hidden: tuple[str, ...] = ()  # directories the worker must not read even inside an allowed one (a --pack)
 
 
 def worker_env(home: str) -> dict[str, str]:

@@ -20,7 +20,8 @@ REPLY_KEYS = {"ok": (bool,), "error": (dict,), "outputs": (list,), "is_class": (
               "entries": (list,), "truncated": (bool,)}  # entries, truncated, raised as a dict: the trace op
 MAX_PAYLOAD = 64 << 20  # the grader's probes return kilobytes; anything near this is an attack or a bug
 _LEN = struct.Struct(">Q")
-READY = b"\x06"  # the one byte a worker sends once booted, before it imports the submission
+READY = b"\x06"  # the byte a worker sends once booted, before it imports the submission; a frame
+# {"state": isolation.STATE} follows it
 
 
 class ProtocolError(Exception):
@@ -90,6 +91,17 @@ def check_reply(header: dict) -> dict:
         elif isinstance(value, list):
             stack += [(v, depth + 1) for v in value]
     return header
+
+
+def check_state(header: dict) -> dict[str, str]:
+    """The boot report's {"state": {protection: what held}}, checked: at most 32 short strings."""
+    state = header.get("state")
+    if len(header) != 1 or not isinstance(state, dict) or len(state) > 32:
+        raise ProtocolError("the boot report is not {\"state\": {...}}")
+    for key, value in state.items():
+        if not isinstance(value, str) or len(key) > 40 or len(value) > MAX_TEXT:
+            raise ProtocolError(f"the boot report's {key[:40]!r} is not a short string")
+    return state
 
 
 def read_frame(fd: int) -> bytes | None:

@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 
+from grader.pack import default_pack
 from grader.sandbox import cgroup, view
-from grader.sandbox.limits import Limits
+from grader.sandbox.isolation import isolate_child, refusal
+from grader.sandbox.limits import PACKAGE_PARENT, Limits, worker_env
 from grader.sandbox.session import Sandbox
 
 PROBE = r'''
@@ -44,12 +48,13 @@ print("ISOLATION-REPORT " + json.dumps(report), flush=True)
 def self_check(secrets: list[str] | None = None) -> list[tuple[str, str]]:
     """Run the probe in a real worker; returns (what, result) rows. secrets: files the worker must not
     read (default: one of each kind in every copy of the kit found here)."""
-    secrets = view.secret_files() if secrets is None else secrets
+    pack = default_pack()
+    secrets = view.secret_files() + pack_files(pack) if secrets is None else secrets
     with tempfile.TemporaryDirectory() as tmp:
         probe = Path(tmp) / "probe.py"
         marker = Path(tempfile.gettempdir()) / f"attention-kit-probe-{os.getpid()}"
         probe.write_text(f"SECRETS = {secrets!r}\nMARKER = {str(marker)!r}\n{PROBE}")
-        with Sandbox(probe, limits=Limits(wall_s=30)) as sb:
+        with Sandbox(probe, limits=Limits(wall_s=30, hidden=pack.hidden), weak_ok=True) as sb:  # reports, never refuses
             try:
                 sb.request({"op": "load"})
             except Exception as exc:  # noqa: BLE001 - shown to the person running the check
@@ -66,6 +71,33 @@ def self_check(secrets: list[str] | None = None) -> list[tuple[str, str]]:
     if wrote:
         rows.append(("file written outside its directory", f"FOUND {marker}"))
     return rows
+
+
+PREFLIGHT = ("import json, sys; sys.path.insert(0, sys.argv[1]); from grader.sandbox.isolation import after_boot; "
+             "from grader.sandbox.limits import Limits; print(json.dumps(after_boot(Limits(**json.loads(sys.argv[2])))))")
+
+
+def preflight(limits: Limits = Limits()) -> dict[str, str]:
+    """What a worker's isolation holds here, from a process isolated as a worker is (isolate_child, then
+    after_boot) but without torch: a tenth of a second, no submission. {} if it could not run."""
+    with tempfile.TemporaryDirectory(prefix="attention-kit-preflight-") as tmp:
+        os.chmod(tmp, 0o755)
+        proc = subprocess.run([sys.executable, "-I", "-B", "-c", PREFLIGHT, PACKAGE_PARENT, json.dumps(asdict(limits))],
+                              cwd=tmp, env=worker_env(tmp), capture_output=True, text=True, timeout=60,
+                              preexec_fn=lambda: isolate_child(limits))
+    try:
+        state = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+def pack_files(pack) -> list[str]:
+    """One file of each kind of a pack (not the kit's: view.secret_files has those): reference, check, metadata."""
+    if pack.builtin:
+        return []
+    found = [next(iter(sorted(folder.glob("*.py"))), None) for folder in (pack.solutions, pack.checks)]
+    return [str(p) for p in [*found, pack.info] if p is not None and p.is_file()]
 
 
 def tier(rows: dict) -> str:
@@ -91,8 +123,10 @@ def main() -> None:
     rows = self_check()
     for what, result in rows:
         print(f"  {what:<52} {result}")
+    weak = refusal(dict(rows))
+    print(f"  {'grading':<52} {'REFUSED: ' + weak if weak else 'allowed (the grader refuses nothing here)'}")
     allowed = [what for what, result in rows if result == "ALLOWED" or result.startswith("FOUND")]
     print(tier(dict(rows)))
-    if allowed:
-        print(f"NOT ISOLATED here: {'; '.join(allowed)} (see SECURITY.md for this tier)")
+    if allowed or weak:
+        print(f"NOT ISOLATED here: {'; '.join(allowed + ([weak] if weak else []))} (see SECURITY.md for this tier)")
         sys.exit(1)

@@ -6,6 +6,8 @@ submission that hangs costs that budget once; after that every request fails at 
 """
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import selectors
 import shutil
@@ -19,7 +21,7 @@ from pathlib import Path
 
 from grader.sandbox import protocol
 from grader.sandbox.cgroup import WorkerCgroup
-from grader.sandbox.isolation import isolate_child, protect_grader, reap
+from grader.sandbox.isolation import WeakSandbox, isolate_child, protect_grader, reap, refusal
 from grader.sandbox.limits import PACKAGE_PARENT, Limits, worker_env
 from grader.sandbox.zygote import Zygote, ZygoteError
 from grader.sandbox.textsafe import clean
@@ -55,10 +57,12 @@ class Sandbox:
     """One worker process for one submission file."""
 
     def __init__(self, submission: Path, *, limits: Limits = Limits(), zygote: Zygote | None = None,
-                 forbidden: tuple[str, ...] = ()):
+                 forbidden: tuple[str, ...] = (), weak_ok: bool = False):
         self.submission = Path(submission)
         self.forbidden = list(forbidden)  # the exercise's forbidden APIs: the worker refuses them at run time
         self.limits = limits
+        self.weak_ok = weak_ok  # grade even where isolation.refusal() objects (a learner's own files)
+        self.state: dict[str, str] = {}  # what the worker's isolation held, as it reported before the submission ran
         self.zygote = zygote  # fork from this warm server when it runs; else spawn a fresh interpreter
         self.proc: subprocess.Popen | None = None
         self.pid: int | None = None
@@ -100,7 +104,8 @@ class Sandbox:
             self._stream = os.fdopen(out_r, "rb")
         else:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-B", "-c", BOOT, PACKAGE_PARENT, target, str(req_r), str(resp_w)],
+                [sys.executable, "-I", "-B", "-c", BOOT, PACKAGE_PARENT, target, str(req_r), str(resp_w),
+                 json.dumps(dataclasses.asdict(limits))],
                 cwd=self._tmp, env=worker_env(self._tmp), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT, pass_fds=(req_r, resp_w), start_new_session=True,
                 preexec_fn=lambda: isolate_child(limits, group),
@@ -200,7 +205,8 @@ class Sandbox:
         raise SubmissionError(reply.get("error") if isinstance(reply.get("error"), dict) else {})
 
     def _await_ready(self, sel) -> None:
-        """Wait for the worker's one-byte 'booted' signal, sent before the submission is imported."""
+        """Wait for the worker's 'booted' signal and what its isolation held, sent before the submission is
+        imported; a tier that cannot keep the submission from the kit or the others is refused here."""
         sel.register(self._resp_r, selectors.EVENT_READ)
         try:
             if not sel.select(BOOT_S):
@@ -210,6 +216,15 @@ class Sandbox:
                 raise self._fail(*self._death())
         finally:
             sel.unregister(self._resp_r)
+        self.deadline = time.monotonic() + BOOT_S
+        try:
+            self.state = protocol.check_state(protocol.decode(self._receive(sel))[0])
+        except protocol.ProtocolError as exc:
+            raise self._fail("crash", f"the worker sent an unreadable boot report ({exc})") from None
+        weak = refusal(self.state)
+        if weak and not self.weak_ok:
+            self._fail("crash", "refused: a weak sandbox")
+            raise WeakSandbox(f"refusing to grade: {weak}")
         self.ready = True
 
     def _send(self, sel, view: memoryview) -> None:

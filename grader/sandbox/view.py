@@ -165,11 +165,12 @@ def secret_files(copies: tuple[str, ...] | None = None) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def cover_targets() -> list[str]:
-    """What to cover with empty mounts when there is no private root: each copy of the kit, or for a
-    checkout each of its top-level entries except one holding the Python we run (a .venv in the clone)."""
+def cover_targets(hidden: tuple[str, ...] = ()) -> list[str]:
+    """What to cover with empty mounts when there is no private root: each copy of the kit and each hidden
+    directory (a pack), or for a checkout each of its top-level entries except one holding the Python we
+    run (a .venv in the clone)."""
     keep = [os.path.abspath(sys.prefix), *allowed_paths()]
-    out = []
+    out = [h for h in hidden if os.path.isdir(h)]
     for copy in kit_copies():
         if not any(_under(k, [copy]) for k in keep):
             out.append(copy)
@@ -181,10 +182,11 @@ def cover_targets() -> list[str]:
     return out
 
 
-def binds() -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str]]:
+def binds(hidden: tuple[str, ...] = ()) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str]]:
     """(bind mounts as (source, target), symlinks as (target, link), directories to empty first) for the
-    private root. A site-packages directory that lies inside a bound directory (under /usr, or inside
-    the standard library of a pyenv Python) is emptied, and only the allowed paths bound back into it."""
+    private root. A site-packages directory, a copy of the kit or a hidden directory (a pack) that lies
+    inside a bound directory (under /usr, or inside the standard library of a pyenv Python) is emptied,
+    and only the allowed paths bound back into it."""
     out: list[tuple[str, str]] = []
     links: list[tuple[str, str]] = []
     for name in SYSTEM_DIRS:
@@ -200,10 +202,39 @@ def binds() -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str]]:
             out.append((os.path.realpath(path), path))
     tops = [t for _, t in out]
     empty = [site for site in _all_site_dirs() if _under(site, tops)]
-    empty += [copy for copy in kit_copies() if _under(copy, tops) and not _under(copy, empty)]
+    for path in [*kit_copies(), *hidden]:
+        if _under(path, tops) and not _under(path, empty):
+            empty.append(path)
     for path in allowed_paths():
         out.append((os.path.realpath(path), path))
     return out, links, empty
+
+
+def holes(hidden: tuple[str, ...] = ()) -> list[str]:
+    """What a worker must not read even inside an allowed directory: every package directory, every copy
+    of the kit and the hidden directories, as real paths (the allowed entries are granted on their own)."""
+    paths = [*_all_site_dirs(), *kit_copies(), *hidden]
+    return sorted({os.path.realpath(p) for p in paths} | {os.path.abspath(p) for p in paths})
+
+
+def readable(top: str, holes: list[str]) -> list[str]:
+    """What beneath top a worker may read whole: top itself when no hole lies inside it, else every entry
+    on the way to a hole but the hole, as real paths. Symbolic links are left out (what they lead to is
+    granted under its own name, or not at all); a directory that cannot be listed grants nothing."""
+    real = os.path.realpath(top)
+    inside = [h for h in holes if h.startswith(real.rstrip("/") + "/")]
+    if not inside:
+        return [real]
+    try:
+        entries = sorted(os.scandir(real), key=lambda e: e.name)
+    except OSError:
+        return []
+    out = []
+    for entry in entries:
+        if entry.path in inside or entry.is_symlink():
+            continue
+        out += readable(entry.path, inside) if entry.is_dir(follow_symlinks=False) else [entry.path]
+    return out
 
 
 def _under(path: str, tops: list[str]) -> bool:

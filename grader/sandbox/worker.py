@@ -12,6 +12,7 @@ import contextlib
 import importlib.util
 import inspect
 import io
+import json
 import os
 import sys
 import traceback
@@ -22,6 +23,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from grader.sandbox import isolation
+from grader.sandbox.limits import Limits
 from grader.sandbox.protocol import READY, decode, encode, read_frame
 from grader.sandbox.trace import Tracer
 
@@ -361,12 +363,15 @@ def unbuffered_output() -> None:
         setattr(sys, name, io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", write_through=True))
 
 
-def serve(path: str, req_fd: int, resp_fd: int) -> None:
+def serve(path: str, req_fd: int, resp_fd: int, limits: Limits = Limits()) -> None:
     """Answer the grader's requests about the submission at path until the request pipe closes."""
-    isolation.after_boot()
+    state = isolation.after_boot(limits)
     unbuffered_output()
     worker = Worker(path)
-    os.write(resp_fd, READY)  # booted, before any submission code runs: the grader's budget starts here
+    # booted, before any submission code runs: the grader's budget starts here, once it has read what held
+    ready = memoryview(READY + encode({"state": state}))
+    while ready:
+        ready = ready[os.write(resp_fd, ready) :]
     while True:
         frame = read_frame(req_fd)
         if frame is None:
@@ -399,7 +404,8 @@ def warm_up() -> None:
 def main() -> None:
     boot()
     warm_up()  # torch's lazy first-use costs (meta device, autograd) are start-up, not the submission's time
-    serve(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
+    limits = Limits(**json.loads(sys.argv[4])) if len(sys.argv) > 4 else Limits()
+    serve(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), limits)
 
 
 if __name__ == "__main__":

@@ -144,7 +144,8 @@ def _child(message: dict, fds: list[int], sock: socket.socket) -> None:
         sock.close()
         req_r, resp_w, out_w = fds
         os.setsid()
-        isolate_child(Limits(**message["limits"]), message.get("cgroup"))
+        limits = Limits(**message["limits"])
+        isolate_child(limits, message.get("cgroup"))
         os.dup2(out_w, 1)
         os.dup2(out_w, 2)
         os.close(out_w)
@@ -152,7 +153,7 @@ def _child(message: dict, fds: list[int], sock: socket.socket) -> None:
         os.environ.update(HOME=message["directory"], TMPDIR=message["directory"])
         from grader.sandbox.worker import serve
 
-        serve(message["submission"], req_r, resp_w)
+        serve(message["submission"], req_r, resp_w, limits)
     except BaseException:  # anything here ends only this worker
         code = 70
     finally:
