@@ -65,6 +65,8 @@ DRIVER = textwrap.dedent('''
     if action == ["selfcheck"]:
         from grader.sandbox.selfcheck import self_check
         print(json.dumps(self_check()))
+    elif action[0] == "script":
+        exec(action[1])
     else:
         from grader.cli import run
         code = run(action)
@@ -158,6 +160,36 @@ def test_batch_refuses_a_weak_tier_and_has_no_flag_for_it(kit_in_stdlib, tmp_pat
     result, out = drive(kit_in_stdlib, "nobody-no-namespaces-no-landlock", "batch", str(tmp_path / "subs"),
                         "--allow-weak-sandbox")
     assert result == {"code": 2} and "No such option" in out, out
+
+
+SIGIO = textwrap.dedent('''
+    import subprocess, time
+    from grader.sandbox import Limits, Sandbox
+    victim = subprocess.Popen(["sleep", "30"])  # the grader's uid, like the grader and other workers here
+    probe = os.path.join(os.environ["TMPDIR"], "sigio.py")
+    with open(probe, "w") as f:
+        f.write("import fcntl, os, signal\\nr, w = os.pipe()\\n"
+                f"fcntl.fcntl(r, fcntl.F_SETOWN, {victim.pid})\\n"
+                "fcntl.fcntl(r, 10, signal.SIGKILL)\\n"  # F_SETSIG
+                "fcntl.fcntl(r, fcntl.F_SETFL, fcntl.fcntl(r, fcntl.F_GETFL) | os.O_ASYNC)\\nos.write(w, b'x')\\n")
+    with Sandbox(probe, limits=Limits(wall_s=20)) as sb:
+        sb.request({"op": "load"})
+        time.sleep(0.3)
+        scoped = sb.state["scoped"]
+    print(json.dumps({"scoped": scoped, "victim": victim.poll()}))
+    victim.kill()
+''')
+
+
+@needs_root_and_seccomp
+@pytest.mark.skipif(landlock.NR is None, reason="no Landlock system call numbers here")
+def test_landlock_scoping_keeps_a_same_uid_worker_from_signalling_others(kit_in_stdlib):
+    """Tier 4: the worker shares the grader's uid; F_SETOWN + F_SETSIG(SIGKILL) on a pipe asks the kernel to
+    kill another process of that uid. Landlock's signal scoping (ABI 6) refuses it."""
+    if landlock_abi() < 6:
+        pytest.skip("Landlock scoping needs ABI 6 (Linux 6.12)")
+    result, out = drive(kit_in_stdlib, "nobody-no-namespaces", "script", SIGIO)
+    assert result["scoped"].startswith("Landlock scoping") and result["victim"] is None, out
 
 
 # -- the device decides the view -----------------------------------------------------------------
