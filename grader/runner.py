@@ -17,7 +17,7 @@ from grader.results import Status, TestResult, Verdict
 from grader.sandbox import Limits, Sandbox, SubmissionError, WorkerGone
 from grader.sandbox.isolation import WeakSandbox, given_up, gpu_devices, refusal
 from grader.sandbox.zygote import Zygote
-from grader.source import Unreadable, is_blank, python_copy, read_submission
+from grader.source import Unreadable, is_blank, read_submission
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 UNUSED_PLUGINS = ("cacheprovider", "randomly", "xdist", "timeout", "unraisableexception", "threadexception",
@@ -279,7 +279,6 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
         source = read_submission(path)
     except Unreadable as exc:
         source, unreadable = "", str(exc)
-    original, path = path, python_copy(path, source)  # a notebook's code cells are graded from a .py copy
     try:
         violations = policy.check(source, policy=policy.load_policy(policy_file), forbidden=ex.forbidden)
     except SyntaxError as exc:
@@ -292,7 +291,7 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
     global _GRADED
     zygote = keep_warm() if (warm if warm is not None else _GRADED) else None
     _GRADED = True
-    sandbox = None if blocked else Sandbox(Path(path), limits=limits, zygote=zygote, forbidden=ex.forbidden,
+    sandbox = None if blocked else Sandbox(Path(path), source=source, limits=limits, zygote=zygote, forbidden=ex.forbidden,
                                           weak_ok=allow_weak_sandbox).start()  # boots while torch loads
     try:
         from grader.harness import Harness  # imports torch
@@ -335,8 +334,6 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
         if sandbox is not None:
             sandbox.close()  # first: what the worker printed up to its end is drained
             verdict_output = sandbox.captured_output()
-        if path != original:
-            Path(path).unlink(missing_ok=True)
     if sandbox is not None:
         verdict.output = verdict_output
         verdict.sandbox = given_up(sandbox.state)

@@ -25,6 +25,7 @@ from grader.sandbox.isolation import WeakSandbox, isolate_child, protect_grader,
 from grader.sandbox.limits import PACKAGE_PARENT, Limits, worker_env
 from grader.sandbox.zygote import Zygote, ZygoteError
 from grader.sandbox.textsafe import clean
+from grader.source import read_submission
 
 LIVE: set["Sandbox"] = set()  # running sandboxes, so that cancel_all() can stop them from another thread
 BOOT_S = 90.0  # how long a worker may take to start (torch's import), on top of the submission's budget
@@ -56,9 +57,11 @@ class SubmissionError(Exception):
 class Sandbox:
     """One worker process for one submission file."""
 
-    def __init__(self, submission: Path, *, limits: Limits = Limits(), zygote: Zygote | None = None,
-                 forbidden: tuple[str, ...] = (), weak_ok: bool = False):
+    def __init__(self, submission: Path, *, source: str | None = None, limits: Limits = Limits(),
+                 zygote: Zygote | None = None, forbidden: tuple[str, ...] = (), weak_ok: bool = False):
+        """source: the text the policy checked (read from submission when None); the worker compiles it."""
         self.submission = Path(submission)
+        self.text = (read_submission(self.submission) if source is None else source).encode("utf-8")
         self.forbidden = list(forbidden)  # the exercise's forbidden APIs: the worker refuses them at run time
         self.limits = limits
         self.weak_ok = weak_ok  # grade even where isolation.refusal() objects (a learner's own files)
@@ -86,7 +89,8 @@ class Sandbox:
         LIVE.add(self)
         self._tmp = tempfile.mkdtemp(prefix="attention-kit-")
         target = os.path.join(self._tmp, "submission.py")
-        shutil.copyfile(self.submission, target)
+        with open(target, "wb") as f:  # for tracebacks and line numbers; the worker compiles what load sends
+            f.write(self.text)
         self.cgroup = WorkerCgroup(os.path.basename(self._tmp))
         limits = self.limits
         group = self.cgroup.path if self.cgroup.create(memory_mb=limits.memory_mb, processes=limits.processes,
@@ -181,8 +185,9 @@ class Sandbox:
             raise self._fail("timeout", "cancelled")
         if self.gone is not None:
             raise self.gone
-        if header.get("op") == "load" and self.forbidden:
+        if header.get("op") == "load":
             header = {**header, "forbidden": self.forbidden}
+            tensors = {**(tensors or {}), "source": _as_bytes_tensor(self.text)}
         data = protocol.encode(header, tensors)
         with selectors.DefaultSelector() as sel:
             if not self.ready:
@@ -315,6 +320,12 @@ class Sandbox:
         self._kill()
         self.gone = WorkerGone(reason, detail)
         return self.gone
+
+
+def _as_bytes_tensor(data: bytes):
+    import torch
+
+    return torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
 
 
 def cancel_all() -> None:
