@@ -5,6 +5,7 @@ import contextlib
 import dataclasses
 import io
 import os
+import resource
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -219,19 +220,75 @@ def is_untouched(ex: Exercise, source: str) -> bool:
 
 
 _ZYGOTE: Zygote | None = None
+_ZYGOTE_VITALS = None  # what the fork server started with (it inherits this process's)
 _GRADED = False  # a later grade in the same process forks from the warm server
+RLIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
+
+
+def vitals(pid: int) -> tuple | None:
+    """What a process passes on to the workers it forks and another process could change (prlimit,
+    setpriority, sched_setaffinity): its resource limits, niceness and scheduling."""
+    try:
+        return (tuple(resource.prlimit(pid, r) for r in RLIMITS), os.getpriority(os.PRIO_PROCESS, pid),
+                os.sched_getscheduler(pid), frozenset(os.sched_getaffinity(pid)))
+    except (OSError, AttributeError):  # gone, or not Linux
+        return None
+
+
+def _run_state(pid: int) -> str:
+    """The kernel's one-letter state of pid (R, S, T stopped, Z zombie, ...); X if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0].decode()
+    except (OSError, IndexError):
+        return "X"
+
+
+def _healthy(zygote: Zygote) -> bool:
+    """Running, not stopped, and with the limits and scheduling it started with: a submission that signalled
+    or re-limited its fork server (where workers share the grader's uid) must not cost the next one."""
+    return zygote.alive and _run_state(zygote.proc.pid) not in "TtZX" and vitals(zygote.proc.pid) == _ZYGOTE_VITALS
+
+
+def drop_zygote() -> None:
+    global _ZYGOTE
+    if _ZYGOTE is not None:
+        _ZYGOTE.close()
+        _ZYGOTE = None
 
 
 def keep_warm() -> Zygote:
-    """Start (once per process) the fork server that later grades in this process use.
+    """Start (once per process) the fork server that later grades in this process use; one that is dead or
+    unhealthy (_healthy) is replaced before the next grade.
 
     Worth it for anything that grades more than one file: each worker is then a fork of a
     process with torch already imported, instead of a new interpreter.
     """
-    global _ZYGOTE
-    if _ZYGOTE is None or not _ZYGOTE.alive:
+    global _ZYGOTE, _ZYGOTE_VITALS
+    if _ZYGOTE is not None and not _healthy(_ZYGOTE):
+        drop_zygote()
+    if _ZYGOTE is None:
+        _ZYGOTE_VITALS = vitals(os.getpid())
         _ZYGOTE = Zygote().start()
     return _ZYGOTE
+
+
+def _load(harness) -> None:
+    """Import the submission in its worker. A worker that ended before the submission ran is not the
+    submission's doing (a fork server broken by another submission, an overloaded machine): the fork server
+    is dropped and the worker started once more from a fresh interpreter; a second such end is the grader's
+    failure (InternalError, never cached as a verdict)."""
+    sandbox = harness.sandbox
+    harness.load()
+    if sandbox.ready or sandbox.cancelled or sandbox.gone is None:
+        return
+    drop_zygote()
+    sandbox.close()
+    sandbox.zygote = None
+    sandbox.start()
+    harness.load()
+    if not sandbox.ready and not sandbox.cancelled:
+        raise InternalError(f"the sandbox worker did not start, twice: {sandbox.gone.detail if sandbox.gone else ''}")
 
 
 _SANDBOX_CHECKED = False
@@ -302,7 +359,7 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
         device = resolve_device(device)
         harness = Harness(ex, sandbox, device=device, blocked=blocked)
         if sandbox is not None:
-            harness.load()
+            _load(harness)
         collector = run_suite(harness, ex, device)
         verdict = Verdict(ex.number, ex.slug, ex.title, collector.results, [], device, 0.0, topics=ex.topics)
         verdict.notes = collector.notes if verdict.passed else []  # correct but less precise: said, not failed

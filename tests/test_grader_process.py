@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
+import signal
 import stat
 import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 from grader.catalog import load_catalog
-from grader.instructor.batch import run_batch
+from grader.instructor import batch
+from grader.instructor.batch import run_batch, run_pool
 from tests.conftest import CORPUS, ROOT
 
 PLANTS = ("site", "package", "cwd", "ini", "entry_point", "env", "addopts")
@@ -94,8 +98,6 @@ def test_no_conftest_plugin_or_config_found_around_the_grader_is_imported():
 # -- batch: the bytes hashed are the bytes graded ---------------------------------------------------------
 
 def test_a_file_replaced_after_it_was_hashed_is_not_what_gets_graded(tmp_path, monkeypatch):
-    from grader.instructor import batch
-
     ex1 = load_catalog().get(1)
     subs = tmp_path / "subs"
     (subs / "sam").mkdir(parents=True)
@@ -118,3 +120,85 @@ def test_a_file_replaced_after_it_was_hashed_is_not_what_gets_graded(tmp_path, m
     monkeypatch.setattr(batch, "grade_submission", real)
     again = run_batch(**args)  # the folder now holds the solution: not the bytes cached, so graded again
     assert (again.graded, again.cached) == (1, 0) and again.rows[0].exercises[0].status == "passed"
+
+
+# -- batch: a candidate who breaks the fork server costs no one else their row ---------------------------
+
+def _wait_state(pid: int, state: str) -> None:
+    from grader.runner import _run_state
+
+    deadline = time.monotonic() + 10
+    while _run_state(pid) != state and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def test_a_fork_server_broken_between_candidates_costs_no_one_their_row(tmp_path, monkeypatch):
+    """Between two candidates the pool's fork server is killed, stopped or re-limited, or the next worker dies
+    before the submission is imported (every later candidate 'ended the worker process (exit status 70)' before):
+    each next row is still right, and a grade the grader could not run is an error, never cached."""
+    from grader import runner
+    from grader.sandbox.session import Sandbox
+
+    ex1 = load_catalog().get(1)
+    names = ("a_first", "b_reused", "c_killed", "d_stopped", "e_relimited", "f_boot_dies_once", "g_boot_dies_twice")
+    for name in names:
+        (tmp_path / "subs" / name).mkdir(parents=True)
+        shutil.copy(ex1.solution_path, tmp_path / "subs" / name / ex1.file)
+    monkeypatch.setattr(runner, "_GRADED", True)  # every grade forks from the fork server
+    runner.keep_warm()
+    servers, boot_kills = [], [0]
+
+    def attack(name: str) -> None:
+        pid = runner.keep_warm().proc.pid
+        if name == "c_killed":
+            os.kill(pid, signal.SIGKILL)
+            _wait_state(pid, "Z")
+        elif name == "d_stopped":
+            os.kill(pid, signal.SIGSTOP)
+            _wait_state(pid, "T")
+        elif name == "e_relimited":
+            resource.prlimit(pid, resource.RLIMIT_NOFILE, (32, resource.prlimit(pid, resource.RLIMIT_NOFILE)[1]))
+        boot_kills[0] = {"f_boot_dies_once": 1, "g_boot_dies_twice": 2}.get(name, 0)
+
+    real_grade, real_ready = batch.grade_submission, Sandbox._await_ready
+
+    def attack_then_grade(**task):
+        attack(names[len(servers)])
+        results = real_grade(**task)
+        servers.append(runner._ZYGOTE.proc.pid if runner._ZYGOTE else None)
+        return results
+
+    def dies_before_boot(self, sel):
+        if boot_kills[0]:
+            boot_kills[0] -= 1
+            os.kill(self.pid, signal.SIGKILL)
+        return real_ready(self, sel)
+
+    monkeypatch.setattr(batch, "grade_submission", attack_then_grade)
+    monkeypatch.setattr(Sandbox, "_await_ready", dies_before_boot)
+    result = run_batch(submissions_dir=tmp_path / "subs", jobs=0, output=tmp_path / "gradebook.json", exercises="1",
+                       timeout=20, progress=False)
+    rows = {r.submission: r.exercises[0] for r in result.rows}
+    for name in names[:-1]:
+        assert rows[name].status == "passed" and rows[name].score == rows[name].max_score, (name, rows[name])
+    assert rows["g_boot_dies_twice"].status == "error" and "did not start" in rows["g_boot_dies_twice"].note
+    cached = json.loads((tmp_path / "gradebook.cache.json").read_text())["rows"]
+    assert sorted(cached) == sorted(names[:-1])
+    assert servers[0] == servers[1] and len(set(servers[1:5])) == 4, servers  # kept while healthy, else replaced
+
+
+def _relimits_its_process(task: dict) -> list[dict]:
+    """A pool worker whose first task lowers its own process's file limit, as a hostile worker might."""
+    batch.exit_if_tampered()
+    if task["name"] == "poison":
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    return [{"number": 1, "status": "passed", "pid": os.getpid()}]
+
+
+def test_a_pool_process_re_limited_by_one_task_does_not_grade_the_next():
+    tasks = [{"name": n, "numbers": [1]} for n in ("poison", "next1", "next2")]
+    got = {}
+    run_pool(tasks, 1, lambda task, results: got.__setitem__(task["name"], results[0]), worker=_relimits_its_process,
+             initializer=batch.record_vitals)
+    assert all(got[n]["status"] == "passed" for n in ("poison", "next1", "next2")), got
+    assert got["poison"]["pid"] not in (got["next1"]["pid"], got["next2"]["pid"])

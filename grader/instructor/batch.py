@@ -13,6 +13,7 @@ import hashlib
 import io
 import json
 import multiprocessing
+import os
 import re
 import tempfile
 import time
@@ -84,15 +85,37 @@ def kit_fingerprint() -> str:
 
 
 # -- the pool -----------------------------------------------------------------------------------
+_VITALS = None  # this pool process's limits and scheduling when it started
+
+
 def _warm() -> None:
     """Pool initializer: pay for torch and the grader's imports once per process."""
     import grader.diagnosis  # noqa: F401
     import grader.runner  # noqa: F401
     import grader.harness  # noqa: F401
 
+    record_vitals()
+
+
+def record_vitals() -> None:
+    from grader.runner import vitals
+
+    global _VITALS
+    _VITALS = vitals(os.getpid())
+
+
+def exit_if_tampered() -> None:
+    """A pool process whose limits or scheduling were changed from outside (an earlier submission's worker
+    sharing its uid) ends before its next task: the pool is replaced and that task retried in a fresh process."""
+    from grader.runner import vitals
+
+    if _VITALS is not None and vitals(os.getpid()) != _VITALS:
+        os._exit(75)
+
 
 def grade_task(task: dict) -> list[dict]:
     """Runs in a pool process: one whole submission, returned as plain data."""
+    exit_if_tampered()
     started = time.perf_counter()
     results = grade_submission(numbers=task["numbers"], files={int(k): v for k, v in task["files"].items()},
                                located={int(k): v for k, v in task["located"].items()},
