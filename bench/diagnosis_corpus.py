@@ -45,7 +45,7 @@ def main() -> None:
         misses = []
         for path in files:
             want = label(path)
-            v = grade(exercise=catalog.get(exercise_number(path)), path=path, limits=Limits(wall_s=3 if want == "timeout" else 20),
+            v = grade(exercise=catalog.get(exercise_number(path)), path=path, limits=Limits(time_s=3 if want == "timeout" else 20),
                       warm=True)
             got = "pass" if v.passed else (v.diagnoses[0].id if v.diagnoses else None)
             if want == "pass":

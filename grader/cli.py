@@ -168,7 +168,7 @@ def _grade(ex, path: Path, *, device: str, timeout: float, policy_file: Path | N
     from grader.sandbox import Limits
 
     try:
-        return grade(exercise=ex, path=path, device=device, limits=Limits(wall_s=timeout), policy_file=policy_file,
+        return grade(exercise=ex, path=path, device=device, limits=Limits(time_s=timeout), policy_file=policy_file,
                      allow_weak_sandbox=allow_weak)
     except (DeviceUnavailable, PolicyError) as exc:
         fail(str(exc))

@@ -77,12 +77,12 @@ def label(path: Path) -> str | None:
     return first[0].removeprefix("# expect: ").strip() if first and first[0].startswith("# expect: ") else None
 
 
-def grading_problems(catalog, *, corpus: bool = True, wall_s: float = 12.0) -> list[str]:
+def grading_problems(catalog, *, corpus: bool = True, time_s: float = 12.0) -> list[str]:
     from grader.runner import grade, keep_warm
     from grader.sandbox import Limits
 
     keep_warm()
-    limits = Limits(wall_s=wall_s)
+    limits = Limits(time_s=time_s)
     problems = []
     for ex in catalog.exercises:
         v = grade(exercise=ex, path=ex.skeleton_path, limits=limits, warm=True, allow_weak_sandbox=True)

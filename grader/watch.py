@@ -94,7 +94,7 @@ class Watcher:
 
         started = time.perf_counter()
         try:
-            v = grade(exercise=ex, path=self.ws.file_for(ex), device="cpu", limits=Limits(wall_s=self.timeout), warm=True,
+            v = grade(exercise=ex, path=self.ws.file_for(ex), device="cpu", limits=Limits(time_s=self.timeout), warm=True,
                       allow_weak_sandbox=self.allow_weak)
         except Exception as exc:  # shown on the screen; watching goes on
             v = exc

@@ -201,7 +201,7 @@ def _in_process(submission: Path, attack: Attack, mode: str, timeout: float, tmp
     previous = tempfile.tempdir
     tempfile.tempdir = str(tmpdir)  # the sandbox directory, and so the worker's env, names work
     try:
-        verdict = grade(exercise=load_catalog().get(attack.exercise), path=submission, limits=Limits(wall_s=timeout),
+        verdict = grade(exercise=load_catalog().get(attack.exercise), path=submission, limits=Limits(time_s=timeout),
                         warm=True, policy_file=RUNTIME_ONLY if mode == "runtime" else None)
     finally:
         tempfile.tempdir = previous

@@ -42,7 +42,7 @@ def verdict(path: Path):
     # 12 s for the whole session is ample for a file that finishes (grades fork from a warm server);
     # a file labelled timeout only has to show that it does not, which 2 s do.
     budget = 2 if label(path) == "timeout" else 12
-    return grade(exercise=exercise_of(path), path=path, device="cpu", limits=Limits(wall_s=budget), warm=True)
+    return grade(exercise=exercise_of(path), path=path, device="cpu", limits=Limits(time_s=budget), warm=True)
 
 
 def test_corpus_is_big_enough():

@@ -20,7 +20,7 @@ EXERCISES = load_catalog().exercises
 @cache
 def verdict(path):
     ex = next(e for e in EXERCISES if path in (e.skeleton_path, e.solution_path))
-    return grade(exercise=ex, path=path, limits=Limits(wall_s=20), warm=True)
+    return grade(exercise=ex, path=path, limits=Limits(time_s=20), warm=True)
 
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=lambda e: e.slug)

@@ -172,7 +172,7 @@ SIGIO = textwrap.dedent('''
                 f"fcntl.fcntl(r, fcntl.F_SETOWN, {victim.pid})\\n"
                 "fcntl.fcntl(r, 10, signal.SIGKILL)\\n"  # F_SETSIG
                 "fcntl.fcntl(r, fcntl.F_SETFL, fcntl.fcntl(r, fcntl.F_GETFL) | os.O_ASYNC)\\nos.write(w, b'x')\\n")
-    with Sandbox(probe, limits=Limits(wall_s=20)) as sb:
+    with Sandbox(probe, limits=Limits(time_s=20)) as sb:
         sb.request({"op": "load"})
         time.sleep(0.3)
         scoped = sb.state["scoped"]

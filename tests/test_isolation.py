@@ -315,7 +315,7 @@ DRIVER = textwrap.dedent('''
     from grader.runner import grade
     from grader.sandbox import Limits
     ex = load_catalog().get(2)
-    verdict = grade(exercise=ex, path=ex.solution_path, limits=Limits(wall_s=60))
+    verdict = grade(exercise=ex, path=ex.solution_path, limits=Limits(time_s=60))
     print(json.dumps({"rows": rows, "passed": verdict.passed, "uid": os.getuid()}))
 ''')
 

@@ -66,7 +66,7 @@ def test_base_exceptions_are_contained(start):
 
 def test_hang_costs_one_budget_then_fails_fast(start):
     # the budget counts only requests, not the worker's start (a fresh interpreter imports torch)
-    with start("def f(x):\n    while True:\n        pass\n", wall_s=1.5) as sb:
+    with start("def f(x):\n    while True:\n        pass\n", time_s=1.5) as sb:
         sb.request({"op": "load"})
         with pytest.raises(WorkerGone) as err:
             sb.request({"op": "run", "entry": "f", "init": None, "args": ["x"]}, {"x": torch.ones(1)})

@@ -45,7 +45,7 @@ def grade_file(number: int, path: Path, *, timeout: float, located: str = "") ->
 
     ex = load_catalog().get(number)
     try:
-        v = grade(exercise=ex, path=path, device="cpu", limits=Limits(wall_s=timeout), capture_attention=True)
+        v = grade(exercise=ex, path=path, device="cpu", limits=Limits(time_s=timeout), capture_attention=True)
     except Exception as exc:  # a grader failure on this file; the other files and submissions go on
         return ExerciseResult(number, ex.slug, "error", 0, max_points(number),
                               note=f"internal grader error: {type(exc).__name__}: {exc}"[:500], file=located)

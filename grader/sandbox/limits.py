@@ -10,8 +10,9 @@ PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # put on the worker's
 
 @dataclass(frozen=True)
 class Limits:
-    wall_s: float = 30.0  # one budget for the whole grading session of a submission
-    cpu_s: int = 60
+    time_s: float = 30.0  # the submission's CPU seconds for the whole grading session: decides a timeout
+    backstop: float = 3.0  # wall clock allowed: backstop x time_s + 10 s (a worker that waits instead of computing)
+    cpu_s: int = 60  # RLIMIT_CPU, boot included (raised to time_s + 30 when that is more)
     memory_mb: int = 2048  # address space (and the cgroup's memory.max where there is one); torch maps ~0.6 GB
     file_mb: int = 4
     output_kb: int = 8  # what the submission prints, as kept for --verbose and reports

@@ -54,7 +54,7 @@ def self_check(secrets: list[str] | None = None) -> list[tuple[str, str]]:
         probe = Path(tmp) / "probe.py"
         marker = Path(tempfile.gettempdir()) / f"attention-kit-probe-{os.getpid()}"
         probe.write_text(f"SECRETS = {secrets!r}\nMARKER = {str(marker)!r}\n{PROBE}")
-        with Sandbox(probe, limits=Limits(wall_s=30, hidden=pack.hidden), weak_ok=True) as sb:  # reports, never refuses
+        with Sandbox(probe, limits=Limits(time_s=30, hidden=pack.hidden), weak_ok=True) as sb:  # reports, never refuses
             try:
                 sb.request({"op": "load"})
             except Exception as exc:  # noqa: BLE001 - shown to the person running the check

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from grader.sandbox import protocol
 from grader.sandbox.cgroup import WorkerCgroup
+from grader.sandbox.cputime import cpu_seconds
 from grader.sandbox.isolation import WeakSandbox, isolate_child, protect_grader, reap, refusal
 from grader.sandbox.limits import PACKAGE_PARENT, Limits, worker_env
 from grader.sandbox.zygote import Zygote, ZygoteError
@@ -28,6 +29,8 @@ from grader.sandbox.textsafe import clean
 from grader.source import read_submission
 
 LIVE: set["Sandbox"] = set()  # running sandboxes, so that cancel_all() can stop them from another thread
+POLL_S = 0.1  # how often a waiting grader reads the worker's CPU time
+BACKSTOP_EXTRA_S = 10.0
 BOOT_S = 90.0  # how long a worker may take to start (torch's import), on top of the submission's budget
 BOOT = "import sys; sys.path.insert(0, sys.argv.pop(1)); from grader.sandbox.worker import main; main()"
 
@@ -63,6 +66,8 @@ class Sandbox:
         self.submission = Path(submission)
         self.text = (read_submission(self.submission) if source is None else source).encode("utf-8")
         self.forbidden = list(forbidden)  # the exercise's forbidden APIs: the worker refuses them at run time
+        if limits.cpu_s < limits.time_s + 30:  # RLIMIT_CPU counts the boot too: never the tighter bound
+            limits = dataclasses.replace(limits, cpu_s=int(limits.time_s) + 30)
         self.limits = limits
         self.weak_ok = weak_ok  # grade even where isolation.refusal() objects (a learner's own files)
         self.state: dict[str, str] = {}  # what the worker's isolation held, as it reported before the submission ran
@@ -74,7 +79,10 @@ class Sandbox:
         self.output = bytearray()
         self.output_total = 0
         self.starts = 0
-        self.used = 0.0  # seconds the submission has spent answering requests: the budget counts only these
+        self.used = 0.0  # wall seconds the submission has spent answering requests
+        self.cpu_used = 0.0  # CPU seconds it spent on them, read from outside the worker: what the budget counts
+        self._cpu0 = self._last_cpu = 0.0
+        self._by_cpu = True
         self.answered = 0
         self.cancelled = False
         self.ready = False  # the worker has booted (torch imported, isolated) and waits for requests
@@ -178,6 +186,31 @@ class Sandbox:
     def remaining(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
 
+    def _cpu(self) -> float:
+        """The worker's CPU seconds so far (all its threads), read from /proc, never from the worker; where
+        /proc cannot be read the wall clock stands in; once the worker is gone, its last reading."""
+        if not self._by_cpu:
+            return time.monotonic()
+        seconds = cpu_seconds(self.pid)
+        if seconds is not None:
+            self._last_cpu = seconds
+        return self._last_cpu
+
+    def _check_budget(self) -> None:
+        """Raise a timeout once the submission has used its CPU budget, or the wall-clock backstop is reached."""
+        spent = self.cpu_used + self._cpu() - self._cpu0
+        if spent > self.limits.time_s:
+            raise self._fail("timeout", self._timeout_message())
+        if time.monotonic() > self.deadline:
+            raise self._fail("timeout", self._backstop_message(spent))
+
+    def _wait(self, sel) -> bool:
+        """select() in short steps, checking the budget between them; True once the pipe is ready."""
+        while True:
+            if sel.select(min(POLL_S, self.remaining())):
+                return True
+            self._check_budget()
+
     # -- requests --------------------------------------------------------------------------
     def request(self, header: dict, tensors: dict | None = None) -> tuple[dict, dict]:
         """Send one request; return the worker's (header, tensors). Raises WorkerGone or SubmissionError."""
@@ -192,13 +225,19 @@ class Sandbox:
         with selectors.DefaultSelector() as sel:
             if not self.ready:
                 self._await_ready(sel)
-            self._began = time.monotonic()
-            self.deadline = self._began + max(0.0, self.limits.wall_s - self.used)
+            self._by_cpu = cpu_seconds(self.pid) is not None
+            self._began, self._cpu0 = time.monotonic(), self._cpu()
+            backstop = self.limits.backstop * self.limits.time_s + BACKSTOP_EXTRA_S
+            self.deadline = self._began + max(0.0, backstop - self.used)
             try:
                 self._send(sel, memoryview(data))
                 frame = self._receive(sel)
             finally:
                 self.used += time.monotonic() - self._began
+                if self.gone is None:
+                    self.cpu_used += self._cpu() - self._cpu0
+            if self.cpu_used > self.limits.time_s:  # the reply came, but after the budget ran out: same verdict
+                raise self._fail("timeout", self._timeout_message())
         self.answered += 1
         try:
             reply, out = protocol.decode(frame)
@@ -236,8 +275,7 @@ class Sandbox:
         sel.register(self._req_w, selectors.EVENT_WRITE)
         try:
             while view:
-                if not sel.select(self.remaining()):
-                    raise self._fail("timeout", self._timeout_message())
+                self._wait(sel)
                 try:
                     view = view[os.write(self._req_w, view) :]
                 except BrokenPipeError:
@@ -256,8 +294,7 @@ class Sandbox:
                     raise self._fail("crash", f"the worker sent a malformed reply ({exc})") from None
                 if need is not None and len(buf) >= need:
                     return bytes(buf[:need])
-                if not sel.select(self.remaining()):
-                    raise self._fail("timeout", self._timeout_message())
+                self._wait(sel)
                 chunk = os.read(self._resp_r, 1 << 20)
                 if not chunk:
                     raise self._fail(*self._death())
@@ -266,18 +303,25 @@ class Sandbox:
             sel.unregister(self._resp_r)
 
     def _timeout_message(self) -> str:
-        """Tell a stuck call (an infinite loop, most likely) from code that is merely slow here."""
-        spent = (f"the submission used up its {self.limits.wall_s:g} s time limit "
-                 "(its own running time; starting the worker is not counted) and was stopped")
-        current = time.monotonic() - self._began
+        """Tell a stuck call (an infinite loop, most likely) from code that is merely slow."""
+        spent = (f"the submission used up its {self.limits.time_s:g} s of CPU time (its own computing, measured "
+                 "outside the worker: the machine's load does not count; starting the worker is not counted) "
+                 "and was stopped")
+        current = max(0.0, self._cpu() - self._cpu0) if self.gone is None else 0.0
         if not self.answered:
             return f"{spent}: importing the file never finished, usually an infinite loop at the top level"
-        earlier = (self.used - current) / self.answered if self.used > current else 0.0
+        earlier = self.cpu_used / self.answered
         if current > 10 * earlier + 0.5:
             return (f"{spent}: {self.answered} earlier calls took {earlier:.2f} s each, then one ran "
                     f"{current:.1f} s without returning, usually an infinite loop")
-        return (f"{spent}: every call was slow ({self.answered} answered, {earlier:.2f} s each), so the code is slow "
-                f"or this machine is busy; if it is correct, allow more with --timeout {2 * self.limits.wall_s:g}")
+        return (f"{spent}: every call was slow ({self.answered} answered, {earlier:.2f} s of CPU each), so the code "
+                f"is slow; if it is correct, allow more with --timeout {2 * self.limits.time_s:g}")
+
+    def _backstop_message(self, spent: float) -> str:
+        wall = self.limits.backstop * self.limits.time_s + BACKSTOP_EXTRA_S
+        return (f"the submission ran {wall:g} s of wall-clock time (the backstop: {self.limits.backstop:g} x its "
+                f"{self.limits.time_s:g} s CPU budget + {BACKSTOP_EXTRA_S:g} s) while computing for only {spent:.1f} s: "
+                "it was waiting (a sleep, a blocked read), or this machine is badly overloaded; it was stopped")
 
     def _exit_code(self) -> int | None:
         if self.proc is not None:

@@ -1,0 +1,83 @@
+"""Grades that do not depend on the machine's load: the budget counts the submission's CPU time, read
+from outside the worker; the wall clock is only a generous backstop, reported as such (issue 20, item 1)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import torch
+
+from grader.catalog import load_catalog
+from grader.runner import grade
+from grader.sandbox import Limits
+
+EX1 = load_catalog().get(1)
+BUDGET_S = 3.0
+WORK_S = 1.5  # CPU seconds the submission spends at import: well inside the budget, alone or not
+HOGS = 6  # CPU-bound processes beside it, on a two-core machine: the worker gets well under a core
+
+
+def _iterations() -> int:
+    """Matrix products that take about WORK_S of CPU on this machine (one thread, as in the worker)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        a = torch.ones(128, 128)
+        started, n = time.process_time(), 0
+        while time.process_time() - started < 0.2:
+            a @ a
+            n += 1
+    finally:
+        torch.set_num_threads(threads)
+    return max(1, int(n * WORK_S / 0.2))
+
+
+def _slow_but_correct(tmp_path):
+    path = tmp_path / EX1.file
+    burn = (f"import torch\n_a = torch.ones(128, 128)\nfor _ in range({_iterations()}):\n    _a @ _a\n\n")
+    path.write_text(burn + EX1.solution_path.read_text(encoding="utf-8"), encoding="utf-8")
+    return path
+
+
+def _graded(path):
+    v = grade(exercise=EX1, path=path, warm=True, limits=Limits(time_s=BUDGET_S))
+    return v.score, [(t.name, t.status.value) for t in v.tests]
+
+
+def test_the_same_bytes_get_the_same_grade_beside_a_cpu_hog(tmp_path):
+    path = _slow_but_correct(tmp_path)
+    alone = _graded(path)
+    assert alone[0] == max_points(), alone
+    # each in a session of its own, as other users' jobs are: the scheduler then shares the cores among them
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(HOGS)]
+    try:
+        time.sleep(0.3)
+        loaded = [_graded(path) for _ in range(2)]
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    assert loaded == [alone, alone]
+
+
+def max_points() -> int:
+    return grade(exercise=EX1, path=EX1.solution_path, warm=True).max_score
+
+
+def test_a_worker_that_waits_meets_the_backstop_not_the_budget(write):
+    """Blocked, not computing: the CPU budget never runs out, the wall-clock backstop ends it and says so."""
+    from grader.sandbox.session import Sandbox
+
+    path = write("sub.py", "import torch\n\ndef f(x):\n    return torch.ones(1)\n")
+    sb = Sandbox(path, limits=Limits(time_s=0.5, backstop=2.0)).start()
+    try:
+        sb.request({"op": "load"})
+        sb.deadline = 0  # as if the backstop had passed while the worker sat idle
+        sb._check_budget()
+    except Exception as exc:  # noqa: BLE001 - WorkerGone
+        assert "wall-clock time (the backstop" in str(exc) and "computing for only" in str(exc)
+    else:
+        raise AssertionError("the backstop did not end the session")
+    finally:
+        sb.close()
