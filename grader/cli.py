@@ -225,7 +225,8 @@ WEAK_OK = click.option("--allow-weak-sandbox", "allow_weak", is_flag=True,
                        help="Grade even where the sandbox cannot keep a submission from the reference or the grader "
                             "(exit 4 otherwise): for your own files only, never someone else's (SECURITY.md).")
 TIMEOUT = click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
-                       help="Seconds the submission's own code may run in all (starting the worker is not counted).")
+                       help="CPU seconds the submission's own code may use in all, however busy the machine (starting "
+                            "the worker is not counted; the wall clock stops it only at 3x this + 10 s).")
 
 
 @cli.command()
@@ -423,7 +424,8 @@ def release_command(directory, audience, kit_spec, wheel, exercises, force):
               help="Write one self-contained HTML report per submission here, and the cohort page index.html.")
 @click.option("--exercises", help="Which exercises, e.g. 1,3-5 (default: all).")
 @click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
-              help="Wall-clock seconds each exercise file may use in all.")
+              help="CPU seconds each exercise file may use in all, however busy the machine (wall-clock "
+                   "backstop: 3x this + 10 s).")
 @click.option("--shard", metavar="I/N", help="Grade only the I-th of N slices (stable by name); -o part_I.json, "
                                              "then `grade merge`.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
@@ -539,7 +541,8 @@ def gradescope_group():
 @pack_option
 @click.option("--exercises", help="Which exercises the assignment has, e.g. 1,3-5 (default: all).")
 @click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
-              help="Wall-clock seconds each exercise file may use in all.")
+              help="CPU seconds each exercise file may use in all, however busy the machine (wall-clock "
+                   "backstop: 3x this + 10 s).")
 @click.option("--visibility", type=click.Choice(["visible", "after_due_date", "after_published", "hidden"]),
               default="visible", show_default=True, help="When students see the per-exercise tests and score.")
 @click.option("--stdout-visibility", type=click.Choice(["visible", "after_due_date", "after_published", "hidden"]),
@@ -595,7 +598,8 @@ def gradescope_run(root, config):
               help="Put this attention-kit wheel into the repository (default: one built from the running kit).")
 @click.option("--exercises", help="Which exercises, e.g. 1,3-5 (default: all).")
 @click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
-              help="Wall-clock seconds each exercise file may use in all.")
+              help="CPU seconds each exercise file may use in all, however busy the machine (wall-clock "
+                   "backstop: 3x this + 10 s).")
 def classroom_command(directory, kit_spec, wheel, exercises, timeout):
     """Make DIRECTORY a GitHub Classroom template: the handout plus .github/workflows/classroom.yml.
 
