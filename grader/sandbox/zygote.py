@@ -19,7 +19,7 @@ import time
 from dataclasses import asdict
 
 from grader.sandbox import view
-from grader.sandbox.isolation import PR_SET_PDEATHSIG, isolate_child
+from grader.sandbox.isolation import PR_SET_DUMPABLE, PR_SET_PDEATHSIG, _libc, isolate_child
 from grader.sandbox.limits import PACKAGE_PARENT, Limits, worker_env
 
 BOOT = "import sys; sys.path.insert(0, sys.argv.pop(1)); from grader.sandbox.zygote import serve; serve()"
@@ -164,6 +164,9 @@ def serve() -> None:
     from grader.sandbox.worker import boot, warm_up
 
     sock = socket.socket(fileno=int(sys.argv[1]))
+    # not dumpable: a worker of the same uid can neither ptrace it nor open /proc/<zygote>/mem (its forks
+    # inherit this; after_boot keeps it)
+    _libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     boot()
     warm_up()
     view.binds()  # the worker's file system view, worked out once for every fork
