@@ -162,7 +162,7 @@ class Sandbox:
             self.cgroup.remove()
             self.cgroup = None
         if self._tmp:
-            shutil.rmtree(self._tmp, ignore_errors=True)
+            remove_tree(self._tmp)
             self._tmp = None
 
     def _kill(self) -> None:
@@ -370,6 +370,52 @@ def _as_bytes_tensor(data: bytes):
     import torch
 
     return torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
+
+
+def remove_tree(top: str) -> None:
+    """Remove a worker's directory whatever it left there: each directory is opened up (u+rwx) before it
+    is read, so a mode-000 or 0o111 tree goes too; symlinks are removed, never followed; every step is
+    relative to a descriptor of the directory above, so nothing outside top is touched."""
+    parent, name = os.path.split(os.path.abspath(top))
+    for _ in range(3):
+        try:
+            fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            return
+        try:
+            _remove(fd, name)
+        except (OSError, RecursionError):
+            pass
+        finally:
+            os.close(fd)
+        if not os.path.lexists(top):
+            return
+    shutil.rmtree(top, ignore_errors=True)
+
+
+def _remove(parent_fd: int, name: str) -> None:
+    try:
+        os.unlink(name, dir_fd=parent_fd)  # a file or a symlink (the link itself)
+        return
+    except FileNotFoundError:
+        return
+    except (IsADirectoryError, PermissionError):
+        pass
+    here = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY, dir_fd=parent_fd)
+    try:
+        os.chmod(f"/proc/self/fd/{here}", 0o700)  # the directory opened above, not whatever the name is now
+        fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY, dir_fd=here)
+    finally:
+        os.close(here)
+    try:
+        for entry in os.listdir(fd):
+            try:
+                _remove(fd, entry)
+            except OSError:
+                pass  # the rest still goes; the caller tries again
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=parent_fd)
 
 
 def cancel_all() -> None:
