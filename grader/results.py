@@ -59,6 +59,7 @@ class Verdict:
     attention: dict | None = None  # submission vs reference weights (grade(capture_attention=True)); not in to_json
     notes: list[str] = field(default_factory=list)  # non-failing remarks, e.g. float32 precision in float64 checks
     localization: dict | None = None  # {"line", "stage", "matched_through", "evidence"} for a failing verdict (feedback only)
+    provenance: dict = field(default_factory=dict)  # what produced it (grader/provenance.py)
     sandbox: list[str] = field(default_factory=list)  # what the worker's isolation gave up (a CUDA grade, a weak tier)
 
     @property
@@ -104,4 +105,5 @@ class Verdict:
             "localization": self.localization,
             "notes": list(self.notes),
             **({"sandbox": list(self.sandbox)} if self.sandbox else {}),
+            "provenance": dict(self.provenance),
         }

@@ -14,6 +14,7 @@ import pytest
 
 from grader import policy
 from grader.catalog import Exercise, load_catalog
+from grader import provenance
 from grader.results import Status, TestResult, Verdict
 from grader.sandbox import Limits, Sandbox, SubmissionError, WorkerGone
 from grader.sandbox.isolation import WeakSandbox, given_up, gpu_devices, refusal
@@ -311,6 +312,16 @@ def check_sandbox() -> None:
     _SANDBOX_CHECKED = True
 
 
+def _tier(sandbox: Sandbox | None) -> str:
+    if sandbox is None:
+        return "none: the file was refused before any of it ran"
+    if not sandbox.state:
+        return "unknown: the worker ended before it reported its sandbox"
+    from grader.sandbox.selfcheck import tier
+
+    return tier(sandbox.state)
+
+
 def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits = Limits(),
           warm: bool | None = None, capture_attention: bool = False, policy_file: Path | None = None,
           allow_weak_sandbox: bool = False) -> Verdict:
@@ -394,5 +405,7 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
     if sandbox is not None:
         verdict.output = verdict_output
         verdict.sandbox = given_up(sandbox.state)
+    verdict.provenance = provenance.record(pack=ex.pack, text=source, limits=limits, device=verdict.device,
+                                           tier=_tier(sandbox))
     verdict.duration_s = time.perf_counter() - started
     return verdict

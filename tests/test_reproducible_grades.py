@@ -11,6 +11,7 @@ import torch
 from grader.catalog import load_catalog
 from grader.runner import grade
 from grader.sandbox import Limits
+from tests.conftest import ROOT
 
 EX1 = load_catalog().get(1)
 BUDGET_S = 3.0
@@ -81,3 +82,39 @@ def test_a_worker_that_waits_meets_the_backstop_not_the_budget(write):
         raise AssertionError("the backstop did not end the session")
     finally:
         sb.close()
+
+
+def test_a_verdict_records_what_produced_it():
+    import hashlib
+    import platform
+
+    from grader.source import read_submission
+
+    v = grade(exercise=EX1, path=EX1.solution_path, warm=True, limits=Limits(time_s=12))
+    p = v.to_json()["provenance"]
+    text = read_submission(EX1.solution_path)
+    assert p["source_sha256"] == hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert p["torch"] == torch.__version__ and p["python"] == platform.python_version()
+    assert p["budget"] == {"cpu_s": 12, "wall_backstop_s": 46, "memory_mb": 2048} and p["device"] == "cpu"
+    assert p["kit"].startswith("0.") and "+" in p["kit"] and p["sandbox"].startswith("tier ")
+
+
+def test_the_batch_cache_key_covers_every_file_that_decides_a_verdict(tmp_path, monkeypatch):
+    import shutil
+
+    from grader import provenance
+    from grader.instructor.batch import cache_key
+    from grader.pack import PACKAGE_DIR, Pack
+
+    covered = {p.relative_to(PACKAGE_DIR).as_posix() for p in provenance._files(PACKAGE_DIR)}
+    assert {"reachable.py", "source.py", "policy.py", "sandbox/worker.py", "suites/conftest.py"} <= covered
+    pack = tmp_path / "pack"
+    shutil.copytree(ROOT / "examples" / "alibi-pack", pack)
+    before = provenance.kit_digest(Pack.at(pack))
+    solution = next((pack / "solutions").glob("*.py"))
+    solution.write_text(solution.read_text() + "\n# changed\n")
+    provenance._digest.cache_clear()
+    assert provenance.kit_digest(Pack.at(pack)) != before
+    key = cache_key(30)
+    monkeypatch.setattr(provenance, "torch_version", lambda: "9.9.9")
+    assert cache_key(30) != key and cache_key(30.0) == cache_key(30)

@@ -14,6 +14,7 @@ import io
 import json
 import multiprocessing
 import os
+import platform
 import re
 import tempfile
 import time
@@ -23,13 +24,14 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import __version__
-from grader.catalog import PACKAGE_DIR, kit_dir, load_catalog
+from grader import __version__, provenance
+from grader.catalog import load_catalog
 from grader.instructor import UsageError, select_exercises
 from grader.instructor.grading import ExerciseResult, grade_submission
 from grader.instructor.outputs import OutputDir, OutputError
-from grader.instructor.gradebook import gradebook_doc, in_shard
+from grader.instructor.gradebook import gradebook_doc, in_shard, produced_by_text
 from grader.instructor.submissions import discover, looks_like_one_submission, names_for, open_submission
+from grader.sandbox.limits import Limits
 
 CACHE_SCHEMA = 1
 GRADEBOOK_SUFFIXES = (".csv", ".json")
@@ -65,23 +67,13 @@ class Row:
                    duration_s=data.get("duration_s", 0.0))
 
 
-VERDICT_PARTS = ("runner.py", "policy.py", "results.py", "catalog.py", "pack.py", "failures.py", "harness.py", "probes.py",
-                 "sandbox", "suites", "checks", "diagnosis")
+def cache_key(timeout: float) -> dict:
+    """What must match for a cached grade to be reused: the installed kit and pack (every file that decides a
+    verdict, grader/provenance.py), torch, Python and the budget (30 and 30.0 are the same)."""
+    from grader.pack import default_pack
 
-
-def kit_fingerprint() -> str:
-    """The kit version plus a hash of what decides a verdict: runner, policy, sandbox, suites, diagnosis, references."""
-    h = hashlib.sha256(__version__.encode())
-    paths: list[Path] = []
-    for part in VERDICT_PARTS:
-        top = PACKAGE_DIR / part
-        paths += [top] if top.is_file() else sorted(p for p in top.rglob("*") if p.suffix in (".py", ".toml"))
-    paths += sorted(kit_dir("solutions").glob("*.py")) + [kit_dir("exercises") / "info.toml"]
-    paths += sorted((kit_dir("exercises").parent / "checks").glob("*.py"))  # a pack's own exercise modules
-    for path in paths:
-        h.update(str(path.relative_to(path.parents[1])).encode())
-        h.update(path.read_bytes())
-    return f"{__version__}+{h.hexdigest()[:16]}"
+    return {"kit": f"{__version__}+{provenance.kit_digest(default_pack())}", "torch": provenance.torch_version(),
+            "python": platform.python_version(), "cpu_s": float(timeout), "backstop": Limits().backstop}
 
 
 # -- the pool -----------------------------------------------------------------------------------
@@ -176,7 +168,7 @@ def gradebook_csv(rows: list[Row], numbers: list[int]) -> str:
     head = ["submission", "total", "max_total"]
     for n in numbers:
         head += [f"ex{n}_status", f"ex{n}_score", f"ex{n}_max", f"ex{n}_diagnoses"]
-    head += ["problem", "report"]
+    head += ["problem", "report", "produced_by"]
     buf = io.StringIO()
     buf.write("\ufeff")
     writer = csv.writer(buf, lineterminator="\n")
@@ -187,7 +179,7 @@ def gradebook_csv(rows: list[Row], numbers: list[int]) -> str:
         for n in numbers:
             e = by_number[n]
             cells += [e.status, e.score, e.max_score, " ".join(e.diagnoses[:3])]
-        cells += [row.problem, row.report]
+        cells += [row.problem, row.report, produced_by_text(row)]
         writer.writerow([_cell(c) for c in cells])
     return buf.getvalue()
 
@@ -313,7 +305,7 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
     named = list(zip(sources, names_for(sources)))
     if shard is not None:
         named = [(src, name) for src, name in named if in_shard(name, shard)]
-    salt = json.dumps([kit_fingerprint(), numbers, float(timeout)])  # 30 and 30.0 are the same budget
+    salt = json.dumps([cache_key(timeout), numbers])
     outputs = Outputs(output, report_dir)
     try:
         previous = outputs.cache()

@@ -22,6 +22,7 @@ class ExerciseResult:
     file: str = ""  # where the file sits inside the submission
     verdict: dict | None = None  # Verdict.to_json() when the file was graded
     attention: dict | None = None  # heat-map weights for a failing verdict (see evidence.py)
+    provenance: dict = field(default_factory=dict)  # what graded it (grader/provenance.py); kept by merge
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -51,7 +52,7 @@ def grade_file(number: int, path: Path, *, timeout: float, located: str = "") ->
                               note=f"internal grader error: {type(exc).__name__}: {exc}"[:500], file=located)
     status = "passed" if v.passed else ("not_started" if v.state == "not_started" else "failed")
     return ExerciseResult(number, ex.slug, status, v.score, v.max_score, [d.id for d in v.diagnoses],
-                          file=located, verdict=v.to_json(), attention=v.attention)
+                          file=located, verdict=v.to_json(), attention=v.attention, provenance=v.provenance)
 
 
 def grade_submission(*, numbers: list[int], files: dict[int, str], located: dict[int, str],

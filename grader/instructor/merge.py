@@ -74,8 +74,11 @@ def _rows(doc: dict, path: Path, seen: dict) -> list:
         if r["submission"] in seen:
             raise UsageError(f"{r['submission']} is in both {seen[r['submission']]} and {path}")
         seen[r["submission"]] = path
+        made = r.get("produced_by") or {}
         exercises = [ExerciseResult(e["number"], e["slug"], e["status"], e["score"], e["max_score"],
-                                    e["diagnoses"], e["note"], e["file"]) for e in r["exercises"]]
+                                    e["diagnoses"], e["note"], e["file"],
+                                    provenance={**made, "source_sha256": e["source_sha256"]}
+                                    if made and e.get("source_sha256") else {}) for e in r["exercises"]]
         rows.append(Row(r["submission"], "", exercises, problem=r["problem"], report=r["report"]))
     return rows
 

@@ -22,6 +22,11 @@ class Limits:
     hidden: tuple[str, ...] = ()  # directories the worker must not read even inside an allowed one (a --pack)
 
 
+    @property
+    def backstop_s(self) -> float:
+        """The wall-clock seconds after which a session ends whatever its CPU use (a worker that waits)."""
+        return self.backstop * self.time_s + 10.0
+
 def worker_env(home: str) -> dict[str, str]:
     """The whole environment a worker sees: nothing of the grader's beyond PATH."""
     return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",

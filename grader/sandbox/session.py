@@ -30,7 +30,6 @@ from grader.source import read_submission
 
 LIVE: set["Sandbox"] = set()  # running sandboxes, so that cancel_all() can stop them from another thread
 POLL_S = 0.1  # how often a waiting grader reads the worker's CPU time
-BACKSTOP_EXTRA_S = 10.0
 BOOT_S = 90.0  # how long a worker may take to start (torch's import), on top of the submission's budget
 BOOT = "import sys; sys.path.insert(0, sys.argv.pop(1)); from grader.sandbox.worker import main; main()"
 
@@ -227,8 +226,7 @@ class Sandbox:
                 self._await_ready(sel)
             self._by_cpu = cpu_seconds(self.pid) is not None
             self._began, self._cpu0 = time.monotonic(), self._cpu()
-            backstop = self.limits.backstop * self.limits.time_s + BACKSTOP_EXTRA_S
-            self.deadline = self._began + max(0.0, backstop - self.used)
+            self.deadline = self._began + max(0.0, self.limits.backstop_s - self.used)
             try:
                 self._send(sel, memoryview(data))
                 frame = self._receive(sel)
@@ -318,9 +316,8 @@ class Sandbox:
                 f"is slow; if it is correct, allow more with --timeout {2 * self.limits.time_s:g}")
 
     def _backstop_message(self, spent: float) -> str:
-        wall = self.limits.backstop * self.limits.time_s + BACKSTOP_EXTRA_S
-        return (f"the submission ran {wall:g} s of wall-clock time (the backstop: {self.limits.backstop:g} x its "
-                f"{self.limits.time_s:g} s CPU budget + {BACKSTOP_EXTRA_S:g} s) while computing for only {spent:.1f} s: "
+        return (f"the submission ran {self.limits.backstop_s:g} s of wall-clock time (the backstop: "
+                f"{self.limits.backstop:g} x its {self.limits.time_s:g} s CPU budget + 10 s) while computing for only {spent:.1f} s: "
                 "it was waiting (a sleep, a blocked read), or this machine is badly overloaded; it was stopped")
 
     def _exit_code(self) -> int | None:
