@@ -1,4 +1,5 @@
 # expect: batched_transpose
+# bug-lines: 21
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: batched_transpose
+# bug-lines: 19
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,5 @@
 # expect: no_scaling
+# bug-lines: 18, 19
 import torch
 import torch.nn as nn
 

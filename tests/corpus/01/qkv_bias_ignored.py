@@ -1,4 +1,5 @@
 # expect: qkv_bias_ignored
+# bug-lines: 13, 14, 15
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: scale_not_sqrt
+# bug-lines: 19
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,5 @@
 # expect: scale_wrong_dim
+# bug-lines: 17, 18
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -1,4 +1,5 @@
 # expect: softmax_wrong_dim
+# bug-lines: 22
 import math
 
 import torch

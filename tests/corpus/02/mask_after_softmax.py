@@ -1,4 +1,5 @@
 # expect: mask_after_softmax
+# bug-lines: 13
 import math
 
 import torch

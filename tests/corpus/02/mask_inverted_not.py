@@ -1,4 +1,5 @@
 # expect: mask_inverted
+# bug-lines: 11
 import math
 
 import torch

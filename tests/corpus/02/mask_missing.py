@@ -1,4 +1,5 @@
 # expect: mask_missing
+# bug-lines: 12
 import math
 
 import torch

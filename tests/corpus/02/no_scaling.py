@@ -1,4 +1,5 @@
 # expect: no_scaling
+# bug-lines: 7, 10
 import torch
 
 

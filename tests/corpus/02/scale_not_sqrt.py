@@ -1,4 +1,5 @@
 # expect: scale_not_sqrt
+# bug-lines: 8
 import torch
 
 

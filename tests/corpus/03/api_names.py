@@ -1,4 +1,5 @@
 # expect: api_mismatch
+# bug-lines: 13, 14, 15
 import math
 
 import torch

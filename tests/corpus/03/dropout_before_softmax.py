@@ -1,4 +1,5 @@
 # expect: dropout_misplaced
+# bug-lines: 26, 28, 29
 import math
 
 import torch

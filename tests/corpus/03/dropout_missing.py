@@ -1,4 +1,5 @@
 # expect: dropout_missing
+# bug-lines: 27, 28
 import math
 
 import torch

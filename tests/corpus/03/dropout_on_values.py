@@ -1,4 +1,5 @@
 # expect: dropout_misplaced
+# bug-lines: 24, 27, 28
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: mask_after_softmax
+# bug-lines: 25, 27
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: mask_device
+# bug-lines: 18
 import math
 
 import torch

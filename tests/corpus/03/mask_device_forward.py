@@ -1,4 +1,5 @@
 # expect: mask_device
+# bug-lines: 25
 import math
 
 import torch

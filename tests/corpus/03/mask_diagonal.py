@@ -1,4 +1,5 @@
 # expect: mask_diagonal
+# bug-lines: 17, 25
 import math
 
 import torch

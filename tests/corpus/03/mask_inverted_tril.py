@@ -1,4 +1,5 @@
 # expect: mask_inverted
+# bug-lines: 18, 24
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: mask_missing
+# bug-lines: 24, 26
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: mask_not_sliced
+# bug-lines: 24
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: mask_zero_fill
+# bug-lines: 25
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: scale_wrong_dim
+# bug-lines: 23
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,5 @@
 # expect: softmax_wrong_dim
+# bug-lines: 27
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: dropout_in_eval
+# bug-lines: 34
 import math
 
 import torch

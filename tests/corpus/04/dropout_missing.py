@@ -1,4 +1,5 @@
 # expect: dropout_missing
+# bug-lines: 31, 33
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: dropout_misplaced
+# bug-lines: 31, 33, 35
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: heads_merge_wrong
+# bug-lines: 34
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: heads_split_wrong
+# bug-lines: 27, 28, 29, 33
 import math
 
 import torch

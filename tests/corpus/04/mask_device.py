@@ -1,4 +1,5 @@
 # expect: mask_device
+# bug-lines: 29
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: mask_diagonal
+# bug-lines: 21, 29
 import math
 
 import torch

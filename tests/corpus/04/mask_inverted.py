@@ -1,4 +1,5 @@
 # expect: mask_inverted
+# bug-lines: 22, 31
 import math
 
 import torch

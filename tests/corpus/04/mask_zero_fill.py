@@ -1,4 +1,5 @@
 # expect: mask_zero_fill
+# bug-lines: 30
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: api_mismatch
+# bug-lines: 11, 12, 13, 14
 import math
 
 import torch

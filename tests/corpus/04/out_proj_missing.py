@@ -1,4 +1,5 @@
 # expect: out_proj_missing
+# bug-lines: 35
 import math
 
 import torch

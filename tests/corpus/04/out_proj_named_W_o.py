@@ -1,4 +1,5 @@
 # expect: api_mismatch
+# bug-lines: 19, 35
 import math
 
 import torch

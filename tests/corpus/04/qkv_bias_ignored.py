@@ -1,4 +1,5 @@
 # expect: qkv_bias_ignored
+# bug-lines: 16, 17, 18
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: scale_not_sqrt
+# bug-lines: 22, 25
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: view_noncontiguous
+# bug-lines: 34
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: no_scaling
+# bug-lines: 30, 31
 import math
 
 import torch

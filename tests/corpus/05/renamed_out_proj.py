@@ -1,4 +1,5 @@
 # expect: api_mismatch
+# bug-lines: 18, 35
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: heads_split_wrong
+# bug-lines: 26, 27, 28, 34
 import math
 
 import torch

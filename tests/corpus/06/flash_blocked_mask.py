@@ -1,4 +1,5 @@
 # expect: mask_inverted
+# bug-lines: 35, 36
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: dropout_missing
+# bug-lines: 35, 36
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: flash_not_causal
+# bug-lines: 35, 36
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: flash_scaled_twice
+# bug-lines: 35, 36
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: flash_scaled_twice
+# bug-lines: 24, 28, 30
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: dropout_misplaced
+# bug-lines: 40, 41, 42
 import math
 
 import torch

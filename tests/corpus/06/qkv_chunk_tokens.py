@@ -1,4 +1,5 @@
 # expect: qkv_split_wrong
+# bug-lines: 29
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: qkv_split_order
+# bug-lines: 30
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: mask_missing
+# bug-lines: 11, 13, 16
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: mask_device
+# bug-lines: 11, 14
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: masked_rows_not_zero
+# bug-lines: 20, 21
 import math
 
 import torch

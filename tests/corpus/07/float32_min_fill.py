@@ -1,4 +1,5 @@
 # expect: fp16_fill_overflow
+# bug-lines: 19
 import math
 
 import torch

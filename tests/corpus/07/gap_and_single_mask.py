@@ -1,4 +1,5 @@
 # expect: mask_combine_wrong
+# bug-lines: 13
 import math
 
 import torch

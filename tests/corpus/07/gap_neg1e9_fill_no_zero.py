@@ -1,5 +1,6 @@
 # expect: masked_rows_not_zero
 # also: fp16_fill_overflow
+# bug-lines: 14, 16, 17
 import math
 
 import torch

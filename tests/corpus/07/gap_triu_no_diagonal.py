@@ -1,4 +1,5 @@
 # expect: mask_diagonal
+# bug-lines: 13
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: mask_zero_fill
+# bug-lines: 19
 import math
 
 import torch

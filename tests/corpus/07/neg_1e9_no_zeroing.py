@@ -1,5 +1,6 @@
 # expect: masked_rows_not_zero
 # also: fp16_fill_overflow
+# bug-lines: 20, 21, 22
 import math
 
 import torch

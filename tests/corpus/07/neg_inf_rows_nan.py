@@ -1,4 +1,5 @@
 # expect: masked_rows_nan
+# bug-lines: 19, 20, 21
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: no_scaling
+# bug-lines: 17, 20
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: padding_mask_ignored
+# bug-lines: 11, 14, 17
 import math
 
 import torch

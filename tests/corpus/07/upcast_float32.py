@@ -1,4 +1,5 @@
 # expect: dtype_not_kept
+# bug-lines: 20, 22
 import math
 
 import torch

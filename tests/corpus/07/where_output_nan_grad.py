@@ -1,4 +1,5 @@
 # expect: masked_rows_nan_grad
+# bug-lines: 19, 20, 22
 import math
 
 import torch

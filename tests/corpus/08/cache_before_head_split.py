@@ -1,4 +1,5 @@
 # expect: kv_cache_layout
+# bug-lines: 28, 30, 31, 32, 42
 import math
 
 import torch

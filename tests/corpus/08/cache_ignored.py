@@ -1,4 +1,5 @@
 # expect: kv_cache_ignored
+# bug-lines: 34, 36, 39
 import math
 
 import torch

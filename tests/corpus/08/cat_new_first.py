@@ -1,4 +1,5 @@
 # expect: kv_cache_order
+# bug-lines: 31, 32, 36
 import math
 
 import torch

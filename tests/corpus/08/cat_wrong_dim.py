@@ -1,4 +1,5 @@
 # expect: kv_cache_layout
+# bug-lines: 31, 32
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: mask_device
+# bug-lines: 36
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: kv_cache_mask_offset
+# bug-lines: 36, 37
 import math
 
 import torch

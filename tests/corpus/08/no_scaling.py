@@ -1,4 +1,5 @@
 # expect: no_scaling
+# bug-lines: 35, 37
 import math
 
 import torch

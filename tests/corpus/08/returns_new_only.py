@@ -1,4 +1,5 @@
 # expect: kv_cache_not_appended
+# bug-lines: 30, 41
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: gqa_kv_heads_wrong
+# bug-lines: 27, 28
 import math
 
 import torch

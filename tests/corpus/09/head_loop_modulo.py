@@ -1,4 +1,5 @@
 # expect: gqa_group_mapping
+# bug-lines: 38
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: api_mismatch
+# bug-lines: 22, 23, 33, 34
 import math
 
 import torch

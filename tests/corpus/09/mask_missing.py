@@ -1,4 +1,5 @@
 # expect: mask_missing
+# bug-lines: 38, 39
 import math
 
 import torch

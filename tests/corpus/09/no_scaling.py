@@ -1,4 +1,5 @@
 # expect: no_scaling
+# bug-lines: 38, 40
 import math
 
 import torch

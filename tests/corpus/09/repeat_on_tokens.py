@@ -1,4 +1,5 @@
 # expect: gqa_kv_heads_wrong
+# bug-lines: 36, 37
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: gqa_group_mapping
+# bug-lines: 36, 37
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: online_softmax_block_average
+# bug-lines: 29, 30, 31
 import math
 
 import torch

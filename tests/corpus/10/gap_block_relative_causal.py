@@ -1,4 +1,5 @@
 # expect: tiled_causal_diagonal
+# bug-lines: 25
 import math
 
 import torch

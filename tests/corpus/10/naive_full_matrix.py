@@ -1,4 +1,5 @@
 # expect: scores_materialised
+# bug-lines: 10, 14
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: scores_materialised
+# bug-lines: 10
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: online_softmax_overflow
+# bug-lines: 29, 30, 31
 import math
 
 import torch

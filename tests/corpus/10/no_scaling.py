@@ -1,4 +1,5 @@
 # expect: no_scaling
+# bug-lines: 15, 24
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: mask_device
+# bug-lines: 26, 27
 import math
 
 import torch

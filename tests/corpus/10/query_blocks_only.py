@@ -1,4 +1,5 @@
 # expect: scores_materialised
+# bug-lines: 15, 20
 import math
 
 import torch

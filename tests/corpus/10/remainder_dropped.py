@@ -1,4 +1,5 @@
 # expect: tiled_remainder_dropped
+# bug-lines: 20, 21
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: online_softmax_no_rescale
+# bug-lines: 32
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: rope_base_ignored
+# bug-lines: 10
 import torch
 
 

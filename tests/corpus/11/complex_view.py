@@ -1,4 +1,5 @@
 # expect: rope_pairing
+# bug-lines: 13, 15
 import torch
 
 

@@ -1,4 +1,5 @@
 # expect: rope_angle_precision
+# bug-lines: 9, 10
 import torch
 
 

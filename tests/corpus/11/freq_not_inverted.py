@@ -1,4 +1,5 @@
 # expect: rope_frequencies
+# bug-lines: 10
 import torch
 
 

@@ -1,4 +1,5 @@
 # expect: rope_positions_ignored
+# bug-lines: 11
 import torch
 
 

@@ -1,4 +1,5 @@
 # expect: rope_direction
+# bug-lines: 14
 import torch
 
 

@@ -1,4 +1,5 @@
 # expect: tensor_on_cpu
+# bug-lines: 10
 import torch
 
 

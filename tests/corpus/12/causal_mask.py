@@ -1,4 +1,5 @@
 # expect: cross_causal_mask
+# bug-lines: 30, 31
 import math
 
 import torch

@@ -1,4 +1,5 @@
 # expect: cross_kv_from_queries
+# bug-lines: 25, 26
 import math
 
 import torch

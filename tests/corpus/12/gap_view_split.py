@@ -1,4 +1,5 @@
 # expect: heads_split_wrong
+# bug-lines: 23, 24, 25
 import math
 
 import torch

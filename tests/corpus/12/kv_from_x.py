@@ -1,4 +1,5 @@
 # expect: cross_kv_from_queries
+# bug-lines: 27, 28, 31
 import math
 
 import torch

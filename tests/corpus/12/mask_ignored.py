@@ -1,4 +1,5 @@
 # expect: padding_mask_ignored
+# bug-lines: 29, 30
 import math
 
 import torch

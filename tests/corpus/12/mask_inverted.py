@@ -1,4 +1,5 @@
 # expect: padding_mask_inverted
+# bug-lines: 31
 import math
 
 import torch

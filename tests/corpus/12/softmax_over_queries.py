@@ -1,4 +1,5 @@
 # expect: softmax_wrong_dim
+# bug-lines: 32
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: batched_transpose
 # held-out: written for a single (T, d) matrix: keys.T, which reverses all dims on a batched (B, T, d) input.
+# bug-lines: 22
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: no_scaling
 # held-out: bmm-free version with matmul and a helper, but the scores go into the softmax unscaled.
+# bug-lines: 9, 10
 import torch
 import torch.nn as nn
 

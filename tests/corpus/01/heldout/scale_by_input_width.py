@@ -1,5 +1,6 @@
 # expect: scale_wrong_dim
 # held-out: scales by sqrt(x.shape[-1]) (d_in, the input width) instead of the key size d_out.
+# bug-lines: 16, 18
 import torch
 import torch.nn as nn
 

@@ -1,5 +1,6 @@
 # expect: api_mismatch
 # held-out: correct maths but the projections are named W_q, W_k, W_v instead of the contract's W_query, W_key, W_value.
+# bug-lines: 14, 15, 16
 import math
 
 import torch

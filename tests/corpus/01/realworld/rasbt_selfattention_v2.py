@@ -3,6 +3,7 @@
 # license: Apache-2.0
 # changes: class renamed SelfAttention_v2 -> SelfAttention (contract name). Computation untouched: the book
 #   uses it on a 2-D (tokens, d_in) input, and keys.T is kept as written; the contract also feeds 3-D batches.
+# bug-lines: 24
 import torch
 import torch.nn as nn
 

@@ -1,5 +1,6 @@
 # expect: nan_output
 # held-out: builds the additive mask as mask.float() * -inf, but 0 * -inf is NaN, so every allowed score becomes NaN.
+# bug-lines: 12
 import math
 
 import torch

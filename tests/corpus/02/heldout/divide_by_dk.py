@@ -1,5 +1,6 @@
 # expect: scale_not_sqrt
 # held-out: divides the scores by d_k itself rather than its square root.
+# bug-lines: 9
 import torch
 
 

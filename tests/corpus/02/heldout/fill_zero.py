@@ -1,5 +1,6 @@
 # expect: mask_zero_fill
 # held-out: blocked scores are set to 0 with masked_fill(mask, 0) instead of -inf.
+# bug-lines: 13
 import math
 
 import torch

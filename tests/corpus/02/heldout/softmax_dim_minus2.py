@@ -1,5 +1,6 @@
 # expect: softmax_wrong_dim
 # held-out: takes the softmax over dim=-2 (the queries) instead of the keys.
+# bug-lines: 14
 import math
 
 import torch

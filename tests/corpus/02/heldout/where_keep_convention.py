@@ -1,5 +1,6 @@
 # expect: mask_inverted
 # held-out: uses torch.where(mask, scores, -inf) as if True meant "keep" (the F.sdpa convention), so it blocks the allowed keys.
+# bug-lines: 12
 import math
 
 import torch

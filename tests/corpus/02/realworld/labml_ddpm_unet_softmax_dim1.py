@@ -8,6 +8,7 @@
 #   query axis i; the contract's layout is (..., L, d) so the einsums become '...id,...jd->...ij' and the same
 #   query axis i is dim=-2. Scale d_k ** -0.5 as in the author's __init__. The contract's mask argument is applied
 #   with masked_fill(-inf) (the author's block has no mask); weights are returned as the contract asks.
+# bug-lines: 22
 import torch
 
 

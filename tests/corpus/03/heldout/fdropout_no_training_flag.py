@@ -1,5 +1,6 @@
 # expect: dropout_in_eval
 # held-out: calls F.dropout(att, self.drop_p) without training=self.training, so dropout also runs in eval mode.
+# bug-lines: 28
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: mask_not_sliced
 # held-out: registers the mask correctly but uses the whole (context_length, context_length) buffer, so fewer tokens break.
+# bug-lines: 25
 import math
 
 import torch

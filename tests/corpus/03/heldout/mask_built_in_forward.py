@@ -1,5 +1,6 @@
 # expect: mask_device
 # held-out: builds the causal mask inside forward with torch.triu(torch.ones(T, T)) on the CPU, no buffer and no device=.
+# bug-lines: 23
 import math
 
 import torch

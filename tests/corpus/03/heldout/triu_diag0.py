@@ -1,5 +1,6 @@
 # expect: mask_diagonal
 # held-out: torch.triu(..., diagonal=0) also blocks each token from attending to itself.
+# bug-lines: 18, 24
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: mask_after_softmax
 # held-out: takes the softmax over all keys and only then multiplies the weights by the lower-triangular keep mask.
+# bug-lines: 24, 25
 import math
 
 import torch

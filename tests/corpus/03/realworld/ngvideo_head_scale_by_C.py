@@ -5,6 +5,7 @@
 # changes: class Head(head_size) reading globals n_embd/block_size/dropout -> CausalAttention(d_in, d_out,
 #   context_length, dropout, qkv_bias) (contract signature; the globals become the arguments);
 #   key/query/value -> W_key/W_query/W_value (contract names), bias=False -> bias=qkv_bias. Computation as written.
+# bug-lines: 31
 import torch
 import torch.nn as nn
 from torch.nn import functional as F

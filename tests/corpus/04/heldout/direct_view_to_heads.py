@@ -1,5 +1,6 @@
 # expect: heads_split_wrong
 # held-out: splits heads with a direct .view(b, num_heads, T, head_dim) instead of view(b, T, nh, hd).transpose(1, 2).
+# bug-lines: 26, 27, 28
 import math
 
 import torch

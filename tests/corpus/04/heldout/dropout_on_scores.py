@@ -1,5 +1,6 @@
 # expect: dropout_misplaced
 # held-out: applies dropout to the masked scores before the softmax instead of to the attention weights.
+# bug-lines: 30, 32, 33
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: crash
 # held-out: a debugging leftover calls exit() inside forward after printing a shape; catalog's `crash` names exactly a process exit.
+# bug-lines: 31
 import math
 
 import torch

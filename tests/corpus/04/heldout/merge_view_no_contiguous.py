@@ -1,5 +1,6 @@
 # expect: view_noncontiguous
 # held-out: merges with context.transpose(1, 2).view(b, T, d_out), forgetting .contiguous() (or reshape).
+# bug-lines: 32
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: out_proj_missing
 # held-out: defines out_proj but returns the merged heads without applying it.
+# bug-lines: 34
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: wrong_output
 # held-out: correct fix except forward reads self.head_size, never defined (AttributeError on every call); no catalog id names a runtime exception in forward (crash = process exit, import_error = top level), so the catch-all.
+# bug-lines: 23, 24, 25
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: heads_merge_wrong
 # held-out: fixes the split with transpose(1, 2) but keeps the skeleton's merge, a direct view of (b, h, t, d) to (b, t, hidden).
+# bug-lines: 31
 import math
 
 import torch

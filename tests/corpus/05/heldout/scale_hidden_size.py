@@ -1,5 +1,6 @@
 # expect: scale_wrong_dim
 # held-out: split and merge fixed, but the scale was changed to sqrt(hidden_size) (d_model) instead of sqrt(head_dim).
+# bug-lines: 26
 import math
 
 import torch

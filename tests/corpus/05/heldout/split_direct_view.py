@@ -1,5 +1,6 @@
 # expect: heads_split_wrong
 # held-out: "fixes" the split by viewing straight to (b, num_heads, t, head_dim), no transpose; the merge is done correctly.
+# bug-lines: 23, 24, 25
 import math
 
 import torch

@@ -7,6 +7,7 @@
 #   the residual `out + x` and LayerNorm after the projection are left out (the contract's module returns the
 #   output projection; the layer norm would also be an extra parameter). Scaled_Dot_Product_Attention inlined
 #   as a helper method with its code unchanged.
+# bug-lines: 42, 43, 44, 48
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -5,6 +5,7 @@
 # changes: MultiHeadSelfAttention(feats, head=8, dropout=0.) -> MultiHeadAttention(hidden_size, num_heads)
 #   (contract signature; feats -> hidden_size, head -> num_heads, the dropout argument is not in the contract
 #   so its default 0. is kept fixed); q/k/v/o -> w_q/w_k/w_v/w_o (contract names). Computation as written.
+# bug-lines: 19, 34
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

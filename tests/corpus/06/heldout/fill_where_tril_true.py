@@ -1,5 +1,6 @@
 # expect: mask_inverted
 # held-out: keeps nanoGPT's bool tril buffer (True = may attend) but fills where it is True, dropping the `== 0` / `~`.
+# bug-lines: 36
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: flash_not_causal
 # held-out: manual path is right, but the flash path calls F.scaled_dot_product_attention without is_causal=True.
+# bug-lines: 31
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: qkv_split_wrong
 # held-out: reads c_attn's output GPT-NeoX style as per-head [q_h | k_h | v_h] blocks, view(B, T, nh, 3*hs), instead of [q | k | v].
+# bug-lines: 26, 27
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: flash_paths_disagree
 # held-out: scales q by 1/sqrt(hs) once before branching; right for the manual path, but F.sdpa scales again, so flash double-scales.
+# bug-lines: 28, 32, 33, 35
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: qkv_split_order
 # held-out: unpacks the fused projection as k, q, v = c_attn(x).split(n_embd, dim=2), swapping queries and keys.
+# bug-lines: 26
 import math
 
 import torch

@@ -9,6 +9,7 @@
 #   contract's c_attn has a bias); qkv -> c_attn, proj -> c_proj (contract names); flash selects the second
 #   class's forward body; the SDPA class's own bool "mask" buffer is registered as mask_sdpa (the manual
 #   class already owns "mask"); dropout rate kept as dropout_p. The divisibility assert is kept. Bodies as written.
+# bug-lines: 39, 100, 102, 104, 105
 import torch
 import torch.nn as nn
 

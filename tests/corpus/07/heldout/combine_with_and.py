@@ -1,5 +1,6 @@
 # expect: mask_combine_wrong
 # held-out: combines the causal and padding block-masks with & instead of |, so only keys that are both future and padding are blocked.
+# bug-lines: 19
 import math
 
 import torch

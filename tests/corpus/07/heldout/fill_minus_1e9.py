@@ -1,5 +1,6 @@
 # expect: fp16_fill_overflow
 # held-out: fills with -1e9 and zeroes blocked weights afterwards; right in float32/64 but -1e9 does not fit in float16.
+# bug-lines: 18
 import math
 
 import torch

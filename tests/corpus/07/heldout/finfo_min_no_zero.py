@@ -1,5 +1,6 @@
 # expect: masked_rows_not_zero
 # held-out: fills blocked scores with finfo(dtype).min (no NaN, no fp16 overflow) but never zeroes the rows that have no key.
+# bug-lines: 19, 20
 import math
 
 import torch

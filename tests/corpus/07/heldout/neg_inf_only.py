@@ -1,5 +1,6 @@
 # expect: masked_rows_nan
 # held-out: combines the masks correctly and fills -inf, but does nothing for queries whose every key is blocked (softmax gives NaN).
+# bug-lines: 15, 17, 18
 import math
 
 import torch

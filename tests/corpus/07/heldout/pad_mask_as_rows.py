@@ -1,5 +1,6 @@
 # expect: padding_mask_on_queries
 # held-out: broadcasts the (B, S) padding mask as (B, 1, S, 1), blocking padded query rows instead of padded key columns.
+# bug-lines: 16
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: masked_rows_nan_grad
 # held-out: -inf fill, then patches NaN rows of the output with torch.where(isnan, 0, out); forward is clean, backward still NaN.
+# bug-lines: 18, 19, 20
 import math
 
 import torch

@@ -7,6 +7,7 @@
 #   as (B, 1, 1, S) and, when causal, & subsequent_mask(L) (True = may attend, created on the query's device as
 #   the contract's inputs may live elsewhere); dropout argument dropped. attention() body unchanged
 #   (note: -1e9 fill, no zeroing of queries with no key; -1e9 also does not fit float16).
+# bug-lines: 30, 31
 import math
 
 import torch

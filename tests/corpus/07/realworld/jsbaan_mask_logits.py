@@ -6,6 +6,7 @@
 #   causal=False); the author's src_padding_mask is True = real token (masked where == 0), so it is passed as
 #   ~key_padding_mask; causal=True passes future_mask = construct_future_mask(L) as the author's decoder does.
 #   Everything else as written (note mask_logits: the second masked_fill starts again from `logits`).
+# bug-lines: 32
 import math
 from typing import Optional
 

@@ -6,6 +6,7 @@
 #   key_padding_mask=None, causal=False) (contract name/signature; attn_bias dropped); the author's (b, j) mask means
 #   True = keep, the contract's key_padding_mask True = padding, so mask = ~key_padding_mask; einops
 #   rearrange(mask, 'b j -> b 1 1 j') -> mask[:, None, None, :] (einops is not importable in the grader).
+# bug-lines: 40, 42
 import torch
 from torch import einsum
 

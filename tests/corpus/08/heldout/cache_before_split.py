@@ -1,5 +1,6 @@
 # expect: kv_cache_layout
 # held-out: caches the projected keys/values before the head split, (B, P+T, d_out), instead of (B, nh, P+T, hd).
+# bug-lines: 27, 28, 30, 31, 35, 36, 41
 import math
 
 import torch

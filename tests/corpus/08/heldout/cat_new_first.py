@@ -1,5 +1,6 @@
 # expect: kv_cache_order
 # held-out: concatenates torch.cat([k, k_cache], dim=2), putting the new tokens before the cached ones.
+# bug-lines: 31, 32
 import math
 
 import torch

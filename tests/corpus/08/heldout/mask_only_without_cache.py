@@ -1,5 +1,6 @@
 # expect: kv_cache_mask_offset
 # held-out: applies the causal mask only on the prompt pass (no cache), assuming decoding steps never need it; chunks then see their own future.
+# bug-lines: 31, 32, 37, 38
 import math
 
 import torch

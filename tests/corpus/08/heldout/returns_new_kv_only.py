@@ -1,5 +1,6 @@
 # expect: kv_cache_not_appended
 # held-out: attends over the concatenated keys/values, but returns only the new tokens' k and v as the "cache".
+# bug-lines: 40
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: kv_cache_ignored
 # held-out: builds and returns the grown cache, but computes the scores and output from the new tokens' k and v only.
+# bug-lines: 32, 33, 34
 import math
 
 import torch

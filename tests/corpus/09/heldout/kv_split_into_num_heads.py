@@ -1,5 +1,6 @@
 # expect: gqa_kv_heads_wrong
 # held-out: copy-paste from MHA: splits keys/values into num_heads heads (view(b, T, num_heads, hd)), which only fits when nkv == nh.
+# bug-lines: 29, 30
 import math
 
 import torch

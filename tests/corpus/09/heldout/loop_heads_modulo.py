@@ -1,5 +1,6 @@
 # expect: gqa_group_mapping
 # held-out: explicit loop over query heads that picks KV head h % num_kv_groups instead of h // group_size.
+# bug-lines: 32
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: mask_missing
 # held-out: grouped heads are right (repeat_interleave), but the causal mask buffer is registered and never applied.
+# bug-lines: 31
 import math
 
 import torch

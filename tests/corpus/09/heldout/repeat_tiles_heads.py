@@ -1,5 +1,6 @@
 # expect: gqa_group_mapping
 # held-out: expands KV heads with k.repeat(1, group_size, 1, 1), which tiles k0, k1, k0, k1 instead of k0, k0, k1, k1.
+# bug-lines: 31, 32
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: import_error
 # held-out: correct module, but a smoke test left at module level builds it with num_kv_groups=4 for 6 heads, which raises on import.
+# bug-lines: 39, 40
 import math
 
 import torch

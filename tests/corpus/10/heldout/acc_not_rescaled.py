@@ -1,5 +1,6 @@
 # expect: online_softmax_no_rescale
 # held-out: rescales the running sum l by exp(m_old - m_new) but forgets to rescale the accumulator acc.
+# bug-lines: 33
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: online_softmax_block_average
 # held-out: computes a full softmax inside each key block and averages the per-block outputs.
+# bug-lines: 27, 28, 29, 30, 31
 import math
 
 import torch

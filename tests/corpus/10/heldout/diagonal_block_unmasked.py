@@ -1,5 +1,6 @@
 # expect: tiled_causal_diagonal
 # held-out: causal handled only by skipping key blocks that start after the query block; the diagonal block itself is left unmasked.
+# bug-lines: 22, 26, 27
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: scores_materialised
 # held-out: computes the whole (B, H, L, S) score matrix up front and only runs the online softmax over slices of it.
+# bug-lines: 12
 import math
 
 import torch

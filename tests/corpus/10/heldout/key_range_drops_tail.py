@@ -1,5 +1,6 @@
 # expect: tiled_remainder_dropped
 # held-out: loops over key blocks with range(0, S - block_size + 1, block_size), so the last, shorter key block is never visited.
+# bug-lines: 21
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: tensor_on_cpu
 # held-out: creates the frequency arange without device=x.device, so it sits on the CPU while x may be elsewhere.
+# bug-lines: 10
 import torch
 
 

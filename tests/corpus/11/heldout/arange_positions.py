@@ -1,5 +1,6 @@
 # expect: rope_positions_ignored
 # held-out: computes the angles from torch.arange(T) (sequence index) instead of the positions argument.
+# bug-lines: 11, 12
 import torch
 
 

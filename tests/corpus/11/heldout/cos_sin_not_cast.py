@@ -1,5 +1,6 @@
 # expect: dtype_not_kept
 # held-out: computes cos/sin in float64 as asked but never casts them to x.dtype, so a float32 x comes back as float64.
+# bug-lines: 12
 import torch
 
 

@@ -1,5 +1,6 @@
 # expect: rope_frequencies
 # held-out: theta = base ** (-i / d), dropping the factor 2 in the exponent.
+# bug-lines: 11
 import torch
 
 

@@ -1,5 +1,6 @@
 # expect: rope_pairing
 # held-out: RoFormer/Meta-style interleaved pairs (x[2i], x[2i+1]) rotated and re-interleaved, instead of the half-split layout.
+# bug-lines: 12, 15
 import torch
 
 

@@ -1,5 +1,6 @@
 # expect: rope_direction
 # held-out: sign slip in the rotation: (x1 cos + x2 sin, x2 cos - x1 sin), i.e. rotating by -angle.
+# bug-lines: 14
 import torch
 
 

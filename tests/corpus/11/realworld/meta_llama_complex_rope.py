@@ -8,6 +8,7 @@
 #   heads, head_dim) while the contract's is (..., T, d), so the broadcast reshape is done for the contract's
 #   layout (freqs_cis (T, d/2) broadcasts over the leading dims) and flatten(3) -> flatten(-2).
 #   Interleaved pairs (x[2i], x[2i+1]) and float32/complex64 numerics as written.
+# bug-lines: 26, 27
 import torch
 
 

@@ -1,5 +1,6 @@
 # expect: padding_mask_inverted
 # held-out: treats the mask like Hugging Face's attention_mask (1 = real token) and fills where it is False, blocking the real tokens.
+# bug-lines: 32
 import math
 
 import torch

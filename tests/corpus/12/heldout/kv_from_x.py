@@ -1,5 +1,6 @@
 # expect: cross_kv_from_queries
 # held-out: projects keys and values from x (copy-paste from self-attention) instead of from the context.
+# bug-lines: 27, 28
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: padding_mask_ignored
 # held-out: accepts context_padding_mask but never uses it, so every query also attends to the padded context positions.
+# bug-lines: 29
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: padding_mask_broadcast
 # held-out: unsqueezes the (B, S) mask only once, (B, 1, S), so its batch axis lines up with the heads of (B, nh, T, S).
+# bug-lines: 32
 import math
 
 import torch

@@ -1,5 +1,6 @@
 # expect: cross_causal_mask
 # held-out: ported from the decoder self-attention: adds a (T, S) upper-triangular causal mask on top of the padding mask.
+# bug-lines: 31, 34
 import math
 
 import torch
