@@ -160,6 +160,14 @@ def _mentions(needle: bytes) -> list[str]:
     return hits
 
 
+def _shm_segments() -> int:
+    try:
+        with open("/proc/sysvipc/shm", "rb") as f:
+            return len(f.readlines()) - 1
+    except FileNotFoundError:
+        return 0
+
+
 def _leftovers(needle: bytes) -> list[str]:
     """Processes still mentioning needle after a grade ended; a SIGKILLed process may take a moment to go."""
     hits = _mentions(needle)
@@ -225,6 +233,7 @@ def _run(attack: Attack, mode: str, base: Path, grader_dir: Path, torch_dir: Pat
     sentinel.write_text("the grader's files beside the submission")
 
     timeout = HANG_TIMEOUT if _expected(attack, mode)[1] == "timeout" else OTHER_TIMEOUT
+    segments = _shm_segments()
     start = time.monotonic()
     if cli:
         code, stdout, stderr, rss = _cli(submission, attack, mode, timeout, work, tmpdir)
@@ -232,6 +241,8 @@ def _run(attack: Attack, mode: str, base: Path, grader_dir: Path, torch_dir: Pat
         code, stdout, stderr, rss = _in_process(submission, attack, mode, timeout, tmpdir)
     elapsed = time.monotonic() - start
     written = [str(t) for t in targets if t.exists()]
+    if _shm_segments() > segments:  # SysV shared memory outlives its creator and escapes its memory limit
+        written.append(f"{_shm_segments() - segments} SysV shared memory segment(s) left (/proc/sysvipc/shm)")
     for path in written:  # clean up before failing, so a broken sandbox does not pollute the machine
         Path(path).unlink(missing_ok=True)
     damaged = [str(p) for p in (submission, sentinel) if not p.exists()]
@@ -280,7 +291,8 @@ def test_corpus_covers_the_attacks():
                   "fork", "socket", "reference solution", "hidden suite", "allclose", "__torch_function__", "__eq__",
                   "stdout", "stderr", "floods", "parent", "torch.os", "__subclasses__", "delete",
                   "installed package", "tofile", "shell", "attrgetter", "get_overridable_functions", "deeply nested",
-                  "nested 200 000 deep", "ansi", "strips", "forking", "cpu hog", "copy of the kit"):
+                  "nested 200 000 deep", "ansi", "strips", "forking", "cpu hog", "copy of the kit",
+                  "f_setown", "prlimit64", "shared memory", "inotify", "mode 000", "fork server"):
         assert theme in themes, f"no attack on {theme!r}"
 
 

@@ -33,6 +33,8 @@ from tests.conftest import ROOT
 
 ROOTED = os.geteuid() == 0
 SECCOMP = isolation.pyseccomp is not None
+needs_root_and_seccomp_here = pytest.mark.skipif(not (ROOTED and SECCOMP and shutil.which("setpriv")),
+                                                 reason="running as another user needs root, setpriv and seccomp")
 PRELUDE = textwrap.dedent('''
     import ctypes, json, os, signal, socket, sys, time
     RESULT = {}
@@ -255,6 +257,179 @@ def test_close_kills_whatever_runs_under_the_worker_uid(tmp_path):
         stray.kill()
 
 
+SHM_BYTES = (1 << 30) + 7 * 4096  # a size no other segment on the machine has
+KERNEL_ROUTES = ("F_SETOWN grader", "F_SETOWN parent", "F_SETSIG", "F_SETLEASE", "F_NOTIFY", "prlimit grader",
+                 "prlimit parent", "setpriority parent", "setpriority user", "sched_setaffinity parent",
+                 "SIGSTOP parent", "SIGSTOP everyone", "tkill parent", "pidfd_open parent", "ptrace parent",
+                 "process_vm_readv", "inotify", "fanotify", "shmget 1 GB", "semget", "msgget", "mq_open",
+                 "chmod other", "chmod own", "chown own", "mkdir 000", "execve", "socketpair", "TIOCSTI",
+                 "personality", "unshare ipc")
+
+
+def _shm_segments() -> list[list[str]]:
+    try:
+        with open("/proc/sysvipc/shm") as f:
+            return [line.split() for line in f.readlines()[1:]]
+    except FileNotFoundError:
+        return []
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+@pytest.mark.skipif(not SECCOMP, reason=f"libseccomp is not available: {isolation.SECCOMP_ERROR}")
+def test_worker_cannot_act_on_other_processes_or_leave_ipc_behind(probe, tmp_path, zygote):
+    """Issue 19, class 2 and 4, with no static policy: the kernel routes to the grader, the fork server and
+    other candidates (F_SETOWN/F_SETSIG, prlimit64, priority and affinity, signals, ptrace, inotify, chmod)
+    and SysV/POSIX IPC all fail with EPERM (seccomp's allowlist); the same calls on itself still work; the
+    grader and the fork server keep running, nothing is left behind, and the next grade is unaffected."""
+    other = tmp_path / "attention-kit-other"  # another candidate's sandbox folder
+    other.mkdir()
+    os.chmod(other, 0o777)
+    numbers = {name: isolation.pyseccomp.resolve_syscall(isolation.pyseccomp.Arch.NATIVE, name) for name in
+               ("tkill", "pidfd_open", "ptrace", "process_vm_readv", "inotify_init1", "fanotify_init", "shmget",
+                "semget", "msgget", "mq_open", "personality", "unshare")}
+    segments = len(_shm_segments())
+    result, _ = probe(f"""
+        import fcntl, resource, termios
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        NR = {numbers!r}
+
+        def raw(name, *args):
+            out = libc.syscall(NR[name], *args)
+            if out == -1:
+                raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+            return out
+
+        grader, parent = {os.getpid()}, os.getppid()
+        own = os.open("lease.txt", os.O_CREAT | os.O_RDONLY, 0o600)
+        attempt("F_SETOWN grader", lambda: fcntl.fcntl(1, fcntl.F_SETOWN, grader))
+        attempt("F_SETOWN parent", lambda: fcntl.fcntl(1, fcntl.F_SETOWN, parent))
+        attempt("F_SETSIG", lambda: fcntl.fcntl(1, fcntl.F_SETSIG, signal.SIGKILL))
+        attempt("F_SETLEASE", lambda: fcntl.fcntl(own, fcntl.F_SETLEASE, fcntl.F_RDLCK))
+        attempt("F_NOTIFY", lambda: fcntl.fcntl(os.open(".", os.O_RDONLY), fcntl.F_NOTIFY, fcntl.DN_CREATE))
+        attempt("prlimit grader", lambda: resource.prlimit(grader, resource.RLIMIT_CPU, (1, 1)))
+        attempt("prlimit parent", lambda: resource.prlimit(parent, resource.RLIMIT_NOFILE))
+        attempt("setpriority parent", lambda: os.setpriority(os.PRIO_PROCESS, parent, 19))
+        attempt("setpriority user", lambda: os.setpriority(os.PRIO_USER, 0, 19))
+        attempt("sched_setaffinity parent", lambda: os.sched_setaffinity(parent, {{0}}))
+        attempt("SIGSTOP parent", lambda: os.kill(parent, signal.SIGSTOP))
+        attempt("SIGSTOP everyone", lambda: os.kill(-1, signal.SIGSTOP))
+        attempt("tkill parent", lambda: raw("tkill", parent, 0))
+        attempt("pidfd_open parent", lambda: raw("pidfd_open", parent, 0))
+        attempt("ptrace parent", lambda: raw("ptrace", 16, parent, 0, 0))  # PTRACE_ATTACH
+        attempt("process_vm_readv", lambda: raw("process_vm_readv", parent, 0, 0, 0, 0, 0))
+        attempt("inotify", lambda: raw("inotify_init1", 0))
+        attempt("fanotify", lambda: raw("fanotify_init", 0, 0))
+        attempt("shmget 1 GB", lambda: raw("shmget", 0, {SHM_BYTES}, 0o1600))
+        attempt("semget", lambda: raw("semget", 0, 1, 0o1600))
+        attempt("msgget", lambda: raw("msgget", 0, 0o1600))
+        attempt("mq_open", lambda: raw("mq_open", b"attention-kit-test", os.O_CREAT | os.O_RDWR, 0o600, None))
+        attempt("chmod other", lambda: os.chmod({str(other)!r}, 0))
+        attempt("chmod own", lambda: os.chmod(".", 0o777))
+        attempt("chown own", lambda: os.chown(".", 0, 0))
+        attempt("mkdir 000", lambda: os.mkdir("trap", 0))
+        attempt("execve", lambda: os.execv("/bin/true", ["true"]))
+        attempt("socketpair", lambda: socket.socketpair())
+        attempt("TIOCSTI", lambda: fcntl.ioctl(0, termios.TIOCSTI, b"x"))
+        attempt("personality", lambda: raw("personality", 0xFFFFFFFF))
+        attempt("unshare ipc", lambda: raw("unshare", 0x08000000))
+        # on itself, and harmless commands: allowed
+        attempt("F_GETFL", lambda: fcntl.fcntl(1, fcntl.F_GETFL))
+        attempt("prlimit self", lambda: resource.prlimit(0, resource.RLIMIT_NOFILE))
+        attempt("getpriority self", lambda: os.getpriority(os.PRIO_PROCESS, 0))
+        attempt("sched_getaffinity self", lambda: sorted(os.sched_getaffinity(0)))
+        attempt("TCGETS", lambda: fcntl.ioctl(1, termios.TCGETS, bytes(64)))
+        attempt("signal itself", lambda: os.kill(os.getpid(), 0))
+    """)
+    wrong = {k: result[k] for k in KERNEL_ROUTES if result[k][0] != "PermissionError"}
+    assert not wrong, f"not refused with EPERM: {wrong}"
+    for name in ("F_GETFL", "prlimit self", "getpriority self", "sched_getaffinity self", "signal itself"):
+        assert result[name][0] == "allowed", (name, result[name])
+    assert result["TCGETS"][0] == "OSError" and "ioctl" in result["TCGETS"][1]  # ENOTTY on a pipe, not EPERM
+    assert os.stat(other).st_mode & 0o777 == 0o777
+    assert len(_shm_segments()) == segments and not [s for s in _shm_segments() if s[3] == str(SHM_BYTES)]
+    assert zygote.alive and _state(zygote.proc.pid) != "T"
+    after, _ = probe("RESULT['next'] = os.getpid()")  # the next grade, from the same fork server
+    assert after["next"] > 0 and _state(zygote.proc.pid) != "T"
+
+
+def _as_nobody(code: str, cwd: Path) -> subprocess.CompletedProcess:
+    """Run Python code as uid 65534, with the directories on the way to Python opened up (.ci/tier.py)."""
+    return subprocess.run([sys.executable, str(ROOT / ".ci" / "tier.py"), "nobody", "--", sys.executable, "-I", "-c",
+                           code], cwd=cwd, capture_output=True, text=True, timeout=120,
+                          env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd), "TMPDIR": str(cwd)})
+
+
+@pytest.fixture
+def shared_tmp():
+    """A directory another user can work in (pytest's own are closed to other users)."""
+    path = tempfile.mkdtemp(prefix="attention-kit-test-")
+    os.chmod(path, 0o1777)
+    yield Path(path)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@needs_root_and_seccomp_here
+def test_fork_server_is_not_dumpable(shared_tmp):
+    """A worker sharing the fork server's uid (a non-root grader) can neither ptrace it nor open its
+    /proc/<pid>/mem: the fork server makes itself non-dumpable, so the kernel hands its /proc files to root."""
+    tmp_path = shared_tmp
+    code = textwrap.dedent(f"""
+        import os, sys, time
+        sys.path.insert(0, {str(ROOT)!r})
+        from grader.sandbox.zygote import Zygote
+        z = Zygote().start()
+        try:
+            mem = f"/proc/{{z.proc.pid}}/mem"
+            for _ in range(600):
+                if os.stat(mem).st_uid == 0:
+                    break
+                time.sleep(0.05)
+            try:
+                open(mem, "rb").close()
+                opened = "opened"
+            except PermissionError:
+                opened = "refused"
+            print(os.stat(mem).st_uid, opened, z.alive)
+        finally:
+            z.close()
+    """)
+    out = _as_nobody(code, tmp_path)
+    assert out.stdout.split() == ["0", "refused", "True"], out.stdout + out.stderr[-2000:]
+
+
+@needs_root_and_seccomp_here
+def test_cleanup_removes_a_mode_000_tree_as_a_non_root_grader(shared_tmp):
+    """What a worker without seccomp could leave in its folder (directories of mode 000 inside 0o111, a
+    symlink out) goes with Sandbox.close's remove_tree even when the grader is not root; the symlink's
+    target is untouched."""
+    tmp_path = shared_tmp
+    code = textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, {str(ROOT)!r})
+        from grader.sandbox.session import remove_tree
+        base = {str(tmp_path)!r}
+        outside = os.path.join(base, "outside")
+        os.mkdir(outside)
+        open(os.path.join(outside, "keep"), "w").close()
+        os.chmod(outside, 0o500)
+        top = os.path.join(base, "attention-kit-worker")
+        os.makedirs(top + "/trap/inner/deeper")
+        open(top + "/trap/inner/deeper/data", "w").close()
+        os.symlink(outside, top + "/trap/out")
+        for path, mode in (("trap/inner/deeper", 0), ("trap/inner", 0), ("trap", 0o111), ("", 0o111)):
+            os.chmod(os.path.join(top, path), mode)
+        remove_tree(top)
+        print(os.path.lexists(top), oct(os.stat(outside).st_mode & 0o777), os.listdir(outside))
+    """)
+    out = _as_nobody(code, tmp_path)
+    assert out.stdout.split() == ["False", "0o500", "['keep']"], out.stdout + out.stderr[-2000:]
+
+
 def test_self_check_reports_what_holds():
     from grader.sandbox import view
     from grader.sandbox.selfcheck import self_check
@@ -270,6 +445,9 @@ def test_self_check_reports_what_holds():
     if SECCOMP:
         assert rows["syscalls"].startswith("seccomp filter")
         assert rows["signal the grader"] != "ALLOWED" and rows["open a socket"] != "ALLOWED"
+        for what in ("fcntl F_SETOWN on its output pipe", "prlimit64 on the grader", "inotify_init1",
+                     "shmget (SysV shared memory)", "mq_open (POSIX message queue)", "chmod its own directory"):
+            assert rows[what].startswith("refused (PermissionError"), (what, rows[what])
 
 
 # -- without the privileges: the documented fallbacks, and no crash -------------------------------
