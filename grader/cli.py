@@ -346,13 +346,17 @@ def solution(exercise, force):
 def explain(target, lang, fmt, output, list_only, pager):
     """Q&A explainers for exercise N (all its topics) or one TOPIC, with live numbers and heat maps."""
     from grader.explain import ExplainError, list_topics, render_explainer
+    from grader.explain.pager import find_pager, page as page_text
 
     try:
         if list_only or target is None:
             for topic, title in list_topics(lang):
                 click.echo(f"{topic:<16} {title}")
             return
-        color = fmt == "term" and output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        paging = output is None and (pager if pager is not None else (fmt == "term" and sys.stdout.isatty()))
+        through = find_pager() if paging and sys.stdout.isatty() else None
+        color = (fmt == "term" and output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+                 and (through is None or through.color))
         columns = shutil.get_terminal_size((80, 24)).columns if output is None else 78
         text = render_explainer(target, lang=lang, fmt=fmt, color=color, width=min(columns, 100))
     except ExplainError as exc:
@@ -360,8 +364,9 @@ def explain(target, lang, fmt, output, list_only, pager):
     if output is not None:
         output.write_text(text, encoding="utf-8")
         click.echo(f"Wrote {output}")
-    elif pager if pager is not None else (fmt == "term" and sys.stdout.isatty()):
-        click.echo_via_pager(text, color=color)
+    elif through is not None:
+        sys.stdout.flush()
+        page_text(text, through)
     else:
         click.echo(text)
 

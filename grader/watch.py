@@ -181,19 +181,25 @@ class Watcher:
         return True
 
     def explain(self) -> None:
-        """The exercise's explainers in a pager ($PAGER, else less), wrapped to the terminal's width."""
+        """The exercise's explainers in a pager ($PAGER, else less with LESS=FRX when unset), wrapped to the terminal's width."""
         import click
 
         from grader.explain import render_explainer
+        from grader.explain.pager import find_pager, page
 
         if self.job is not None and self.job.is_alive():  # the suite redirects sys.stdout while it runs
             self.job.join(timeout=3)
             self.cancel()
             self.job.join(timeout=10)  # its worker is gone, so the suite ends fast; the pager needs the real stdout
             self.poll()
-        color = self.console.color_system is not None
+        pager = find_pager() if sys.stdin.isatty() and self.console.file.isatty() else None
+        color = self.console.color_system is not None and (pager is None or pager.color)
         text = render_explainer(str(self.ex.number), fmt="term", color=color, width=min(self.console.width, 100))
-        click.echo_via_pager(text, color=color)
+        if pager is None:
+            click.echo(text, color=color)
+        else:
+            self.console.file.flush()
+            page(text, pager)
         self.console.print(f"\n{KEYS}")
 
 

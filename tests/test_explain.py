@@ -1,6 +1,7 @@
 """Tests for the Q&A explainers (grader.explain): every topic, language and format, live numbers, locale, HTML."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -14,6 +15,7 @@ import torch
 from grader.catalog import kit_dir, load_catalog
 from grader.explain import FORMATS, LANGS, TOPICS, ExplainError, list_topics, render_explainer
 from grader.explain.heatmap import width
+from grader.explain.textfmt import html_subscripts
 
 CONTENT = kit_dir("templates") / "explain"
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -64,9 +66,10 @@ def test_every_exercise_renders_its_topics_in_order(fmt):
             pages = {render_explainer(key, lang=lang, fmt=fmt) for key in keys}
             assert len(pages) == 1, (ex.number, lang, fmt)
             text = pages.pop()
-            where = [text.index(content(lang, t)["title"]) for t in ex.topics]
+            shown = (lambda t: str(html_subscripts(t))) if fmt == "html" else (lambda t: t)  # √d<sub>k</sub>
+            where = [text.index(shown(content(lang, t)["title"])) for t in ex.topics]
             assert where == sorted(where), (ex.number, lang, fmt)
-            assert f" {ex.number}" in text[: text.index(content(lang, ex.topics[0])["title"])]
+            assert f" {ex.number}" in text[: text.index(shown(content(lang, ex.topics[0])["title"]))]
 
 
 def test_topic_id_wins_over_exercise_slug():
@@ -263,3 +266,78 @@ def test_explainers_name_their_sources_and_say_why_a_discrepancy_matters():
         assert "Single Head Self-Attention" in pages["self_attention"]
         assert "Attention" in pages["view_transpose"] and why in pages["view_transpose"]
         assert "Your journey starts with one step" in pages["qkv"] and why in pages["qkv"]
+
+
+# -- the terminal: a pager that just works, inline code without backticks (issue 22) --------------------------
+def _explain_in_a_pty(tmp_path, *args, env: dict):
+    from tests.conftest import COMMAND
+    from tests.test_watch import Terminal
+
+    keep = {k: v for k, v in os.environ.items() if k not in ("PAGER", "LESS", "LV", "NO_COLOR", "LC_ALL", "LANG")}
+    return Terminal(["env", "-i", *(f"{k}={v}" for k, v in {**keep, **env}.items()), *COMMAND, "explain", *args],
+                    cwd=tmp_path)
+
+
+@pytest.mark.skipif(not shutil.which("less"), reason="less not installed")
+def test_the_default_pager_shows_colour_not_escape_codes(tmp_path):
+    """PAGER and LESS unset: less runs with LESS=FRX as git does, so the colours render instead of ESC[1;34m."""
+    term = _explain_in_a_pty(tmp_path, "2", env={})
+    try:
+        term.wait_for("Why divide by", timeout=60)
+        term.wait_for("\n:", timeout=20)  # less's prompt: the first screen is shown
+        term.press("q")
+        assert term.exit_code(20) == 0
+    finally:
+        term.close()
+    assert "ESC[" not in term.text and "\x1b[1;34m" in term.raw  # the heading's colour reached the terminal
+    assert "`" not in term.text  # inline code shows no backticks
+
+
+@pytest.mark.skipif(not shutil.which("less"), reason="less not installed")
+def test_a_users_less_and_pager_are_kept(tmp_path):
+    term = _explain_in_a_pty(tmp_path, "2", env={"LESS": "-i"})  # no -R: then no colour is sent at all
+    try:
+        term.wait_for("Why divide by", timeout=60)
+        term.press("q")
+        assert term.exit_code(20) == 0
+    finally:
+        term.close()
+    assert "ESC[" not in term.text and "\x1b[1;34m" not in term.raw and "\x1b[36m" not in term.raw
+    for env, want in (({}, "LESS=[FRX]"), ({"LESS": "-iR"}, "LESS=[-iR]")):
+        term = _explain_in_a_pty(tmp_path, "scaling", env={"PAGER": "sh -c 'echo LESS=[$LESS]; cat'", **env})
+        try:
+            term.wait_for(want, timeout=60)
+            term.wait_for("Why divide by")
+            assert term.exit_code(20) == 0
+        finally:
+            term.close()
+        assert "\x1b[1;34m" in term.raw  # a pager other than less gets the colours
+
+
+def test_inline_code_has_no_backticks_and_never_breaks_across_lines():
+    from grader.explain.render import topic_view
+    from grader.explain.textfmt import inline
+
+    for lang in LANGS:
+        for topic in TOPICS:
+            view = topic_view(topic, lang, False)
+            texts = [view["question"]] + [b["text"] for b in view["blocks"] if b["kind"] in ("p", "note")]
+            texts += [e for b in view["blocks"] if b["kind"] == "list" for e in b["entries"]]
+            spans = {part for s in texts for kind, part in inline(s) if kind == "code" and " " in part}
+            for columns in (50, 78):
+                page = render_explainer(topic, lang=lang, fmt="term", width=columns)
+                assert "`" not in page, (topic, lang)
+                for span in spans:
+                    if width(span) <= columns - 6:  # wider than a line: it has to break somewhere
+                        assert span in page.splitlines() or any(span in line for line in page.splitlines()), \
+                            (topic, lang, columns, span)
+            coloured = render_explainer(topic, lang=lang, fmt="term", color=True)
+            assert "`" not in coloured and "\ue000" not in coloured
+
+
+def test_html_headings_write_d_k_with_a_subscript():
+    for lang in LANGS:
+        page = render_explainer("2", lang=lang, fmt="html")
+        headings = re.findall(r"<(h1|h2|title)>(.*?)</\1>", page) + re.findall(r"<li><a [^>]*>(.*?)</a>", page)
+        text = " ".join(h[1] if isinstance(h, tuple) else h for h in headings)
+        assert "d_k" not in text and "√d<sub>k</sub>" in text and "√dₖ" in page.split("</title>")[0], lang

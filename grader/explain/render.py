@@ -16,7 +16,7 @@ WIDTH = 78
 PAGES = {"term": "page.txt", "md": "page.md", "html": "page.html"}
 BLOCK_KINDS = ("text", "list", "note", "code", "table", "heatmap")
 COLORS = {
-    False: {"bold": "", "reset": "", "code": "`", "code_end": "`", "head": "", "dim": ""},
+    False: {"bold": "", "reset": "", "code": "", "code_end": "", "head": "", "dim": ""},
     True: {"bold": "\x1b[1m", "reset": "\x1b[0m", "code": "\x1b[36m", "code_end": "\x1b[0m",
            "head": "\x1b[1;34m", "dim": "\x1b[2m"},
 }
@@ -48,7 +48,8 @@ def page_env() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(inline=textfmt.inline, wrap=textfmt.wrap, pad=textfmt.pad, md=textfmt.md_escape,
+    env.filters.update(inline=textfmt.inline, glue=textfmt.glue, wrap=textfmt.wrap, sub=textfmt.html_subscripts,
+                       plain_sub=textfmt.plain_subscripts, pad=textfmt.pad, md=textfmt.md_escape,
                        dwidth=heatmap.width, rstrip=str.rstrip)
     return env
 
