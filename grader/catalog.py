@@ -1,16 +1,30 @@
 """The exercise catalog: reads a pack's exercises/info.toml, checks it, and finds the pack's files.
 
 Validation happens at load time: an unknown key, an unknown feature, a missing skeleton, solution or
-exercise module, or another format_version raise CatalogError naming the file and the key.
+exercise module, or another format_version raise CatalogError naming the file and the key. So do an
+`entry` that the solution or the skeleton does not define, a `signature` other than the solution's,
+`config`/`sweep`/`probe` keys that the entry point's constructor does not take (read from the solution
+with `ast`: it is never imported here), a probe too small for the one-hot trick and an unknown explainer
+topic. `forbidden` names must resolve to real attributes (check_forbidden): that imports their modules
+(torch), so it runs at load only when they are already imported, and always before a grade runs a check
+(runner.grade), in `grade dev check` and before `grade batch` (docs/pack-authors.md).
 """
 from __future__ import annotations
 
+import ast
+import builtins
+import importlib
+import re
+import sys
 import tomllib
 from dataclasses import dataclass, field, fields
 from functools import cache
 from pathlib import Path
 
 from grader.pack import PACKAGE_DIR, Pack, PackError, default_pack, kit_root
+
+MODULE_KINDS = ("module", "custom_module")  # an nn.Module class: config, sweep and probe are its constructor's arguments
+PROBE_MIN = 5  # the structural probe's one-hot trick needs d_in and head_dim >= PROBE_TOKENS + 1 (grader/probes.py)
 
 FORMAT_VERSION = 2
 KINDS = ("module", "function", "custom_module", "custom_function")
@@ -27,7 +41,8 @@ LIMITS = ("memory_mb", "cpu_s")
 TOP_KEYS = {"format_version", "allowed_imports", "points", "policy", "exercise"}
 CATEGORIES = ("policy", "api", "shape", "numerics", "masking", "dropout", "device")
 
-__all__ = ["Catalog", "CatalogError", "Exercise", "PACKAGE_DIR", "Pack", "UnknownExercise", "kit_dir", "load_catalog"]
+__all__ = ["Catalog", "CatalogError", "Exercise", "PACKAGE_DIR", "Pack", "UnknownExercise", "check_forbidden", "kit_dir",
+           "load_catalog"]
 
 
 class UnknownExercise(LookupError):
@@ -110,6 +125,11 @@ class Catalog:
         later = [e for e in self.exercises if e.number > ex.number]
         return later[0] if later else None
 
+    def check_forbidden(self) -> None:
+        """Raise CatalogError unless every exercise's forbidden names resolve (imports their modules)."""
+        for ex in self.exercises:
+            check_forbidden(ex)
+
 
 # -- validation -------------------------------------------------------------------------------------------
 REQUIRED = ("number", "slug", "title", "file", "kind", "entry", "signature", "contract", "config", "hints")
@@ -155,6 +175,133 @@ def _check_exercise(e: dict, where: str, pack: Pack) -> None:
             bad(key, f"{folder / e['file']} does not exist")
     if e.get("module") and not (pack.checks / f"{e['module']}.py").is_file():
         bad("module", f"{pack.checks / (e['module'] + '.py')} does not exist")
+    for name in e.get("forbidden", []):
+        if not isinstance(name, str) or not DOTTED.fullmatch(name):
+            bad("forbidden", f"{name!r} is not a dotted name such as torch.nn.functional.scaled_dot_product_attention")
+    topics = kit_root("templates") / "explain" / "en"
+    for topic in e.get("topics", []):
+        if not isinstance(topic, str) or not (topics / f"{topic}.toml").is_file():
+            known = ", ".join(sorted(p.stem for p in topics.glob("*.toml") if not p.stem.startswith("_")))
+            bad("topics", f"no explainer topic {topic!r} (known: {known})")
+    _check_against_solution(e, bad, pack)
+
+
+DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _parameters(path: Path, entry: str, bad) -> tuple[list[str], set[str], bool] | None:
+    """(parameter names, those without a default, takes **kwargs) of entry in path, read with ast (a class: its
+    __init__ without self); None when entry is bound another way (an assignment, an import, an inherited __init__)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
+        bad("file", f"{path} does not parse: {exc}")
+    node = None
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == entry:
+            node = stmt
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if any(isinstance(t, ast.Name) and t.id == entry for t in targets):
+                node = stmt
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            if any((a.asname or a.name.split(".")[0]) == entry for a in stmt.names):
+                node = stmt
+    if node is None:
+        bad("entry", f"{path} defines no {entry!r} at its top level")
+    if isinstance(node, ast.ClassDef):
+        node = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+        skip = 1
+    else:
+        skip = 0
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    a = node.args
+    positional = [p.arg for p in a.posonlyargs + a.args]
+    names = positional[skip:] + [p.arg for p in a.kwonlyargs]
+    defaulted = set(positional[len(positional) - len(a.defaults):]) if a.defaults else set()
+    defaulted |= {p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None}
+    return names, {n for n in names if n not in defaulted}, a.kwarg is not None
+
+
+def _check_against_solution(e: dict, bad, pack: Pack) -> None:
+    """entry defined by the solution and the skeleton; signature, config, sweep and probe against the solution's."""
+    solution = _parameters(pack.solutions / e["file"], e["entry"], bad)
+    skeleton = _parameters(pack.exercises / e["file"], e["entry"], bad)
+    for path, found in ((pack.solutions / e["file"], solution), (pack.exercises / e["file"], skeleton)):
+        if found is not None and found[0] != list(e["signature"]):
+            bad("signature", f"{e['signature']} but {e['entry']} in {path} takes {found[0]}")
+    if e["kind"] not in MODULE_KINDS:
+        for key in ("sweep", "probe"):
+            if e.get(key):
+                bad(key, f"only module exercises ({', '.join(MODULE_KINDS)}) have constructor arguments to {key}")
+        return
+    names, required, var_kw = solution or (list(e["signature"]), set(), True)
+    for key, cases in (("config", [e["config"]]), ("sweep", e.get("sweep", [])), ("probe", [e.get("probe", {})])):
+        for i, case in enumerate(cases):
+            label = f"sweep[{i}]" if key == "sweep" else key
+            if not isinstance(case, dict):
+                bad(label, f"must be a table of constructor arguments, not {type(case).__name__}")
+            for name in case:
+                if name not in names and not var_kw:
+                    bad(f"{label}.{name}", f"{e['entry']}() takes no argument {name!r} (it takes {', '.join(names)})")
+            if key != "sweep" and case and not required <= {*case, *(e["config"] if key == "probe" else ())}:
+                missing = ", ".join(sorted(required - set(case)))
+                bad(key, f"{e['entry']}() needs {missing}, which {key} does not give")
+    if e["kind"] == "module" and not e.get("probe"):
+        bad("probe", "missing: a module exercise needs the structural probe's constructor arguments")
+    probe = e.get("probe") or {}
+    if probe:
+        dims = e.get("dims", {})
+        for role in ("input", "output"):
+            if role not in dims:
+                bad("dims", f"the probe needs dims.{role}")
+        d_in, d_out = probe.get(dims["input"]), probe.get(dims["output"])
+        heads = probe.get(dims["heads"], 1) if "heads" in dims else 1
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (d_in, d_out, heads)) or heads < 1 \
+                or d_in < PROBE_MIN or d_out // heads < PROBE_MIN:
+            bad("probe", f"needs {dims['input']} >= {PROBE_MIN} and {dims['output']} / heads >= {PROBE_MIN} "
+                         "(one-hot values read the attention weights off the output)")
+
+
+def forbidden_problem(name: str) -> str | None:
+    """Why a forbidden name does not resolve, or None: its longest importable prefix is imported and the rest
+    looked up with getattr ("torch.nn.functional has no attribute scaled_dot_product_attentoin")."""
+    parts = name.split(".")
+    for i in range(len(parts), 0, -1):
+        module_name = ".".join(parts[:i])
+        try:
+            obj = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
+                continue  # not a module (or not installed): try a shorter prefix
+            return f"importing {module_name} failed: {exc}"
+        except Exception as exc:  # noqa: BLE001 - a module that raises on import: say so, in one line
+            return f"importing {module_name} failed: {type(exc).__name__}: {exc}"
+        for j, attr in enumerate(parts[i:]):
+            if not hasattr(obj, attr):
+                return f"{'.'.join(parts[:i + j])} has no attribute {attr}"
+            obj = getattr(obj, attr)
+        return None
+    if len(parts) == 1 and hasattr(builtins, name):
+        return None
+    return f"no module named {parts[0]} (is it installed?)"
+
+
+_RESOLVED: set = set()
+
+
+def check_forbidden(ex: Exercise) -> None:
+    """Raise CatalogError unless every name in ex.forbidden resolves to a real attribute: a misspelt ban would
+    silently ban nothing. Imports the names' modules (torch): runner.grade calls it once torch is imported."""
+    key = (ex.pack.info, ex.number, ex.forbidden)
+    if key in _RESOLVED:
+        return
+    for name in ex.forbidden:
+        problem = forbidden_problem(name)
+        if problem is not None:
+            raise CatalogError(f"{ex.pack.info}: exercise {ex.number} ({ex.slug}): forbidden: {problem}")
+    _RESOLVED.add(key)
 
 
 def _exercise(e: dict, pack: Pack) -> Exercise:
@@ -203,6 +350,9 @@ def read_catalog(pack: Pack) -> Catalog:
             seen[key, e[key]] = label
         exercises.append(_exercise(e, pack))
     exercises.sort(key=lambda ex: ex.number)
+    for ex in exercises:  # resolving a name is free once its module is imported; else runner.grade does it
+        if all(name.split(".")[0] in sys.modules for name in ex.forbidden):
+            check_forbidden(ex)
     return Catalog(tuple(exercises), dict(data["points"]), tuple(data["allowed_imports"]), pack)
 
 

@@ -15,6 +15,7 @@ import click
 
 from grader import __version__, workspace
 from grader.catalog import UnknownExercise, load_catalog
+from grader.pack import PackError
 from grader.params import EXERCISE, Failure, InternalFailure, WeakSandboxFailure
 
 USAGE, INTERNAL, WEAK_SANDBOX = 2, 3, 4
@@ -106,6 +107,9 @@ def run(args: list[str] | None = None) -> int:
         code = 1
     except OSError as exc:  # the machine, not the grader: permissions, a read-only or full disk
         click.echo(f"grade: {environment_error(exc)}", err=True)
+        code = USAGE
+    except PackError as exc:  # a pack's metadata or its own check code: its author's to fix (file and line), exit 2
+        click.echo(f"grade: {exc}", err=True)
         code = USAGE
     except Exception as exc:  # a bug in the grader: one line, exit 3, never a traceback
         click.echo(f"grade: internal grader error, please report it: {type(exc).__name__}: {exc}", err=True)
@@ -449,6 +453,7 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
     from grader.render import console
 
     check_sandbox()
+    load_catalog().check_forbidden()  # a misspelt ban would grade everyone without it: exit 2 before grading
     try:
         result = run_batch(submissions_dir=submissions, jobs=jobs, output=output, report_dir=report_dir,
                            exercises=exercises, timeout=timeout, progress=not quiet, shard=parse_shard(shard))

@@ -1,27 +1,33 @@
 """`grade dev check`: lint the kit or a pack the way rustlings' `dev check` does.
 
-Metadata valid (grader/catalog.py), hints and explainer topics exist, no stray files, every exercise
+Metadata valid (grader/catalog.py: keys, entry, signature, explainer topics, forbidden names that resolve),
+hints, no stray files (a helper module in checks/ is one an exercise module imports), every exercise
 module loads and says what its checks and mistakes are, each skeleton fails as not started, each
 solution passes, and each file of the pack's dev corpus (corpus/NN/*.py, `# expect: <id>`) gets
 its label first. One line per problem; the grades fork from one warm server.
 """
 from __future__ import annotations
 
+import ast
+import inspect
 from pathlib import Path
 
 from grader.catalog import CATEGORIES, CatalogError, read_catalog
-from grader.pack import Pack, kit_root, load_module
+from grader.pack import Pack, PackError, load_module
+
+CHECK_PARAMETERS = ("kit", "ex", "init")  # what test_own_check (grader/suites/test_exercise_module.py) passes
 
 
 def metadata_problems(pack: Pack):
     """(catalog or None, problems) without grading anything."""
     try:
         catalog = read_catalog(pack)
+        catalog.check_forbidden()
     except CatalogError as exc:
         return None, [str(exc)]
     problems = []
     files = {ex.file for ex in catalog.exercises}
-    modules = {ex.module for ex in catalog.exercises if ex.module}
+    modules = shared_modules(pack.checks, {ex.module for ex in catalog.exercises if ex.module})
     for path in sorted(pack.exercises.glob("*.py")):
         if path.name not in files:
             problems.append(f"{path}: stray file: no exercise in {pack.info.name} names it")
@@ -30,18 +36,35 @@ def metadata_problems(pack: Pack):
             problems.append(f"{path}: a solution without an exercise")
     for path in sorted(pack.checks.glob("*.py")) if pack.checks.is_dir() else []:
         if path.stem not in modules and path.name != "__init__.py":
-            problems.append(f"{path}: an exercise module no exercise names (info.toml `module`)")
-    topics = kit_root("templates") / "explain" / "en"
+            problems.append(f"{path}: a module no exercise names (info.toml `module`) and no exercise module "
+                            "imports (`from .helpers import ...`)")
     for ex in catalog.exercises:
         where = f"{pack.info}: exercise {ex.number} ({ex.slug})"
         if len(ex.hints) < 3:
             problems.append(f"{where}: hints: {len(ex.hints)} hint(s), at least 3 expected")
-        for topic in ex.topics:
-            if not (topics / f"{topic}.toml").is_file():
-                problems.append(f"{where}: topics: no explainer topic {topic!r} ({topics})")
         if ex.module_path is not None:
             problems += module_problems(ex, where)
     return catalog, problems
+
+
+def shared_modules(checks: Path, named: set[str]) -> set[str]:
+    """The modules named by info.toml and those they import from their folder, transitively (`from .helpers import
+    x`, `from . import helpers`): a shared helper is part of the pack, not a stray file."""
+    found, todo = set(), list(named)
+    while todo:
+        stem = todo.pop()
+        if stem in found:
+            continue
+        found.add(stem)
+        try:
+            tree = ast.parse((checks / f"{stem}.py").read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            continue  # reported when the module is loaded
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
+                todo += [n for n in names if (checks / f"{n}.py").is_file()]
+    return found
 
 
 def module_problems(ex, where: str) -> list[str]:
@@ -49,12 +72,19 @@ def module_problems(ex, where: str) -> list[str]:
 
     try:
         module = load_module(ex.module_path)
+    except PackError as exc:  # its file and line (grader/pack.py pack_fault)
+        return [str(exc)]
     except Exception as exc:  # noqa: BLE001 - the author's module: report, do not crash
         return [f"{ex.module_path}: does not import: {type(exc).__name__}: {exc}"]
     problems = []
     extra = set(getattr(module, "DIAGNOSES", {}))
     for name, fn in vars(module).items():
         if name.startswith("test_") and callable(fn):
+            unknown = [p for p in inspect.signature(fn).parameters if p not in CHECK_PARAMETERS]
+            if unknown:
+                problems.append(f"{ex.module_path}: {name}: takes {', '.join(unknown)}; a check takes only "
+                                f"{', '.join(CHECK_PARAMETERS)}")
+                continue
             marks = [m for m in getattr(fn, "pytestmark", []) if m.name == "check"]
             if not marks or marks[0].args[0] not in CATEGORIES:
                 problems.append(f"{ex.module_path}: {name}: needs @check(category) with one of {', '.join(CATEGORIES)}")

@@ -30,10 +30,16 @@ An exercise module may define (all optional):
                              (grader/diagnosis/localize.py); the reference marks its stages `# stage: name`
 
 The module is loaded by file path, never imported by name: the core does not know which exercises exist.
+It is a submodule of a package made for the pack's checks/ folder, so it can share code with a helper
+module beside it by a relative import (`from .helpers import qkv`); a helper no exercise names is fine as
+long as an exercise module imports it (`grade dev check`). An error raised in (or through) the pack's
+checks/ folder is the pack's, reported with its file and line (PackCodeError, exit 2), not the kit's.
+docs/pack-authors.md is the author's guide.
 """
 from __future__ import annotations
 
 import hashlib
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -84,6 +90,43 @@ class PackError(Exception):
     """A pack folder that is missing or not laid out like the kit (exit code 2)."""
 
 
+class PackCodeError(PackError):
+    """The pack's own code (its checks/*.py) raised or does not import: the pack's error, with its file and line
+    (exit code 2), never an internal error of the kit."""
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def pack_fault(exc: BaseException, checks: Path) -> str | None:
+    """'FILE:LINE (in FUNCTION): Type: message' when exc was raised in, or passed through, code in the folder
+    checks (a pack's checks/), at its innermost frame there; None otherwise, and always for the kit's own
+    grader/checks/ (a bug there is the kit's)."""
+    checks = Path(checks).resolve()
+    if checks.is_relative_to(PACKAGE_DIR):
+        return None
+    found = None
+    if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve().is_relative_to(checks):
+        found = (exc.filename, exc.lineno, "")  # the line that does not parse, not the import that read it
+    tb = None if found else exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if Path(code.co_filename).resolve().is_relative_to(checks):
+            found = (code.co_filename, tb.tb_lineno, code.co_name)
+        tb = tb.tb_next
+    if found is None:
+        return None
+    path, line, function = found
+    where = f"{path}:{line}" + (f" (in {function})" if function and function != "<module>" else "")
+    text = exc.msg if isinstance(exc, SyntaxError) else str(exc)  # a SyntaxError's str repeats file and line
+    detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if isinstance(exc, AssertionError) and type(exc) is AssertionError:
+        detail += " (a check fails the submission with expect(condition, message, code), not assert)"
+    return _one_line(f"{where}: {detail} (an error in the pack's own code)", 400)
+
+
 def default_pack() -> Pack:
     """The pack named by ATTENTION_KIT_PACK, else the kit."""
     where = os.environ.get(ENV, "").strip()
@@ -106,13 +149,32 @@ def use_pack(root: Path | None) -> None:
     os.environ[ENV] = str(pack.root)
 
 
+def _checks_package(folder: Path) -> str:
+    """A package (made once per process) whose only path is folder: its modules can import each other relatively."""
+    name = f"attention_kit_checks_{hashlib.sha1(str(folder).encode()).hexdigest()[:10]}"
+    if name not in sys.modules:
+        spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+        spec.submodule_search_locations = [str(folder)]
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+    return name
+
+
 @cache
 def load_module(path: Path):
-    """Import an exercise module from its file, under a name no `import` statement can reach."""
-    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
-    name = f"attention_kit_exercise_{digest}_{path.stem}"
+    """Import an exercise module from its file, under a name no `import` statement can reach (a submodule of
+    _checks_package(its folder)). A pack's module that does not import raises PackCodeError with its line."""
+    name = f"{_checks_package(path.parent)}.{path.stem}"
+    if name in sys.modules:  # a helper an exercise module has imported already
+        return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look modules up by name
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        fault = pack_fault(exc, path.parent)
+        if fault is None:
+            raise
+        raise PackCodeError(f"{path.name} does not import: {fault}") from exc
     return module

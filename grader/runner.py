@@ -13,7 +13,8 @@ from types import SimpleNamespace
 import pytest
 
 from grader import policy
-from grader.catalog import Exercise, load_catalog
+from grader.catalog import Exercise, check_forbidden, load_catalog
+from grader.pack import PackCodeError, pack_fault
 from grader import provenance
 from grader.results import Status, TestResult, Verdict
 from grader.sandbox import Limits, Sandbox, SubmissionError, WorkerGone
@@ -84,6 +85,7 @@ class Collector:
         self.points = points
         self.results: list[TestResult] = []
         self.internal: list[str] = []
+        self.pack_faults: list[str] = []  # errors in a pack's own check code (grader/pack.py pack_fault)
         self.notes: list[str] = []
         self._meta: dict[str, tuple] = {}
         self._excs: dict[str, BaseException] = {}
@@ -143,7 +145,8 @@ class Collector:
             code = code_of(exc)
             evidence = _evidence(declared, code)
             if message.startswith("internal grader error"):
-                self.internal.append(f"{name}: {message}")
+                fault = pack_fault(exc, self.harness.exercise.pack.checks)
+                (self.pack_faults if fault else self.internal).append(fault or f"{name}: {message}")
         repro = self.harness.last_call if status in (Status.FAILED, Status.ERROR) else None
         self.results.append(TestResult(name, category, status, message, self.points.get(category, 1), line, code,
                                        evidence, init, own, repro=repro))
@@ -367,11 +370,14 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
         import torch
 
         torch.set_num_threads(1)  # the grader's tensors are tiny: threads only add waiting
+        check_forbidden(ex)  # a misspelt ban bans nothing: CatalogError before any check runs (free: torch is loaded)
         device = resolve_device(device)
         harness = Harness(ex, sandbox, device=device, blocked=blocked)
         if sandbox is not None:
             _load(harness)
         collector = run_suite(harness, ex, device)
+        if collector.pack_faults:  # a pack's own check raised: its error, with its file and line (exit 2)
+            raise PackCodeError(collector.pack_faults[0])
         verdict = Verdict(ex.number, ex.slug, ex.title, collector.results, [], device, 0.0, topics=ex.topics)
         verdict.notes = collector.notes if verdict.passed else []  # correct but less precise: said, not failed
         from grader.diagnosis import diagnose
@@ -382,7 +388,13 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
             verdict.diagnoses = [make("syntax_error" if unreadable else "not_started",
                                       unreadable or "the file is empty: it defines nothing yet")]
         elif not verdict.passed:  # an untouched skeleton that runs (fix-the-bug) still shows what fails
-            verdict.diagnoses = diagnose(ex, harness, verdict, violations=violations, syntax=syntax)
+            try:
+                verdict.diagnoses = diagnose(ex, harness, verdict, violations=violations, syntax=syntax)
+            except Exception as exc:  # a pack's diagnose() that raises is the pack's error, with its line
+                fault = pack_fault(exc, ex.pack.checks)
+                if fault is None:
+                    raise
+                raise PackCodeError(fault) from exc
         if blank or is_untouched(ex, source) or any(d.id == "not_started" for d in verdict.diagnoses):
             verdict.state = "not_started"  # scores 0 everywhere (Verdict.score)
         if capture_attention and not verdict.passed and sandbox is not None and sandbox.gone is None:
