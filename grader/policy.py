@@ -47,6 +47,15 @@ DENIED_ATTRIBUTES = frozenset({
     "get_type_hints", "ForwardRef", "evaluate_forward_ref",
 })
 ALLOWED_DUNDERS = frozenset({"__init__", "__name__", "__main__"})
+# Special methods a submission's own classes may define: construction, representation, containers, operators.
+# Not the hooks through which Python or torch call back into a class on their own (__torch_function__,
+# __torch_dispatch__, __getattr__, __getattribute__, __init_subclass__, __set_name__, __class_getitem__, __del__,
+# __new__, __reduce__, ...).
+DEFINABLE_DUNDERS = frozenset({
+    "__init__", "__post_init__", "__call__", "__repr__", "__str__", "__len__", "__getitem__", "__setitem__",
+    "__iter__", "__next__", "__contains__", "__enter__", "__exit__", "__bool__", "__hash__", "__eq__", "__ne__",
+    "__lt__", "__le__", "__gt__", "__ge__", "__add__", "__sub__", "__mul__", "__truediv__", "__matmul__", "__neg__",
+})
 # The built-in names a submission may use (unless it binds the name itself): values, types, exceptions.
 ALLOWED_BUILTINS = frozenset({
     "abs", "all", "any", "bool", "callable", "chr", "classmethod", "complex", "dict", "divmod", "enumerate",
@@ -380,6 +389,15 @@ class _Checker(ast.NodeVisitor):
             return False
         return True
 
+    def visit_Match(self, node):
+        self.flag(node, "unsafe_code", "match statements are not part of a submission's language (a class pattern "
+                                       "looks attributes up by name); use if/elif")
+
+    def visit_Call(self, node):
+        if isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) + len(node.keywords) != 1:
+            self.flag(node, "unsafe_code", "type() may only ask for an object's type (type(x)), not build a class")
+        self.generic_visit(node)
+
     def visit_Await(self, node):
         self.flag(node, "unsafe_code", "coroutines (async/await) are not part of a submission's language")
 
@@ -413,6 +431,9 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_FunctionDef(self, node):
+        if node.name.startswith("__") and node.name.endswith("__") and node.name not in DEFINABLE_DUNDERS:
+            self.flag(node, "unsafe_code", f"a submission may not define {node.name}: Python or torch would call it on "
+                                           "their own")
         self.check_annotation(node.returns)
         self.generic_visit(node)
 

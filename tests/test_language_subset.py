@@ -43,6 +43,13 @@ SDPA = ("torch.nn.functional.scaled_dot_product_attention",)
     "names = dir(1)\n",  # builtins by allowlist
     "x = (1).not_a_public_attribute\n",  # attributes by allowlist
     "async def f():\n    return 1\n",
+    # found by the red-team round: class patterns look attributes up by name, hooks Python calls by itself
+    "def probe():\n    pass\nmatch probe:\n    case object(__globals__=G):\n        pass\n",
+    "match x:\n    case object(gi_frame=f):\n        pass\n",
+    "C = type('C', (), {'__init__': print})\n",
+    "class T:\n    @classmethod\n    def __torch_function__(cls, func, types, args=(), kwargs=None):\n        return 1\n",
+    "def __getattr__(name):\n    return 1\n",
+    "class A:\n    def __init_subclass__(cls):\n        pass\n",
 ])
 def test_routes_past_the_old_policy_are_refused(source):
     found = check(source, forbidden=SDPA)

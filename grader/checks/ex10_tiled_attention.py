@@ -92,16 +92,18 @@ def test_tiled_gradients_match_reference(kit, ex):
         compare(got[f"arg{i}"], want[f"arg{i}"], f"gradient of {name}")
 
 
-def run_measured(kit, args, kwargs):
-    """Run the submission once and ask the worker for the largest tensor any op created meanwhile."""
+def run_measured(kit, args, kwargs, tile):
+    """Run the submission once and ask the worker for the largest tensor any op created meanwhile, and (tile =
+    (block, d)) the first one wider than a block in one of its last two dims and than d in the other."""
     tensors = {f"arg{i}": a for i, a in enumerate(args)}
     reply, out = kit.request({"op": "run", "init": None, "args": list(tensors), "scalars": kwargs, "dtype": "float32",
-                              "largest": True}, tensors)
+                              "largest": list(tile)}, tensors)
     got = out.get("out.0")
     expect(isinstance(got, torch.Tensor) and type(got) is torch.Tensor, "output 0 is not a plain tensor")
     largest = reply.get("largest") if isinstance(reply.get("largest"), dict) else {}
     shape = largest.get("shape") if isinstance(largest.get("shape"), list) else []
-    return got, tuple(n for n in shape if isinstance(n, int))
+    strip = largest.get("strip") if isinstance(largest.get("strip"), list) else []
+    return got, tuple(n for n in shape if isinstance(n, int)), tuple(n for n in strip if isinstance(n, int))
 
 
 @check("numerics", evidence={"out_of_memory": "scores_materialised", "tensor_too_large": "scores_materialised",
@@ -112,7 +114,7 @@ def test_long_sequence_never_builds_the_score_matrix(kit, ex):
     B, H, T, d, block = LONG["B"], LONG["H"], LONG["T"], LONG["d"], LONG["block_size"]
     q, k, v = (kit.randn(B, H, T, d, salt=60 + i).float() for i in range(3))
     try:
-        out, largest = run_measured(kit, [q, k, v], {"block_size": block})
+        out, largest, strip = run_measured(kit, [q, k, v], {"block_size": block}, tile=(block, d))
     except SubmissionError as exc:
         if not exc.memory:
             raise
@@ -125,6 +127,9 @@ def test_long_sequence_never_builds_the_score_matrix(kit, ex):
            f"while it ran, your code created a tensor of shape {largest} for {T} tokens and block_size={block}: "
            f"a tiled implementation holds at most ({B}, {H}, {block}, {block}) scores at once, never a "
            f"(block_size, S) strip or the full matrix", "tensor_too_large")
+    expect(not strip, f"while it ran, your code created a tensor of shape {strip} for {T} tokens and block_size={block}: "
+                      f"scores for more than {block} keys (or queries) at once, a strip rather than a "
+                      f"({block}, {block}) tile, even if it has no more elements than one", "tensor_too_large")
     expect(tuple(out.shape) == (B, H, T, d), f"output shape {tuple(out.shape)}, expected {(B, H, T, d)}", "shape_mismatch")
     want = long_reference(kit.seed, q, k, v)
     for r0 in range(0, T, 256):  # every row, a strip at a time

@@ -141,15 +141,24 @@ class Largest(TorchDispatchMode):
     """Records the largest tensor any op creates while the submission runs (a suite asks for it with
     "largest": true, to check that a tiled implementation never holds more than a tile of scores)."""
 
-    def __init__(self):
+    def __init__(self, tile: tuple[int, int] | None = None):
         super().__init__()
         self.numel, self.shape = 0, []
+        self.tile = tile  # (rows, inner): a tensor wider than rows in one of its last two dims and wider than
+        self.strip: list[int] = []  # inner in the other is a strip of scores, whatever its element count
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         for t in out if isinstance(out, (tuple, list)) else [out]:
-            if isinstance(t, torch.Tensor) and _NUMEL(t) > self.numel:
-                self.numel, self.shape = _NUMEL(t), list(_SIZE(t))
+            if not isinstance(t, torch.Tensor):
+                continue
+            numel, shape = _NUMEL(t), list(_SIZE(t))
+            if numel > self.numel:
+                self.numel, self.shape = numel, shape
+            if self.tile and len(shape) >= 2 and not self.strip:
+                (r, c), (rows, inner) = shape[-2:], self.tile
+                if (c > rows and r > inner) or (r > rows and c > inner):
+                    self.strip = shape
         return out
 
 
@@ -283,7 +292,9 @@ class Worker:
         seed_all(seed + 1, device)
         check = SameDevice() if device.type != "cpu" else contextlib.nullcontext()
         watch = self.watch or contextlib.nullcontext()
-        largest = Largest() if req.get("largest") else contextlib.nullcontext()
+        tile = req.get("largest") if isinstance(req.get("largest"), list) else None
+        tile = tuple(tile) if tile and len(tile) == 2 and all(isinstance(n, int) for n in tile) else None
+        largest = Largest(tile) if req.get("largest") else contextlib.nullcontext()
         with torch.set_grad_enabled(bool(req.get("grad"))), check, watch, largest:
             result = fn(*args, **kwargs)
         outs = list(result) if isinstance(result, (tuple, list)) else [result]
@@ -292,7 +303,7 @@ class Worker:
             raise TypeError(f"expected tensor output(s), got {kinds}")
         header = {"ok": True, "outputs": [{"shape": list(o.shape), "dtype": str(o.dtype).removeprefix("torch.")} for o in outs]}
         if isinstance(largest, Largest):
-            header["largest"] = {"numel": largest.numel, "shape": largest.shape}
+            header["largest"] = {"numel": largest.numel, "shape": largest.shape, "strip": largest.strip}
         if device.type == "meta":
             return header, {}
         out_tensors = {f"out.{i}": o.detach().to("cpu", copy=True) for i, o in enumerate(outs)}
