@@ -80,6 +80,18 @@ def current_workspace(required: bool = False):
     return ws
 
 
+def current_exercise(command: str, *, graded_last: bool = False):
+    """The exercise a command without a number is about: the workspace's current one (workspace.Workspace.current),
+    or with graded_last the one graded last even if it passed (its solution is what a learner wants next)."""
+    ws = current_workspace()
+    if ws is None:
+        fail(f"which exercise? Give its number, e.g. `grade {command} 1` (without a number, {command} needs a "
+             "workspace: it uses the exercise you are working on)")
+    catalog = load_catalog()
+    last = next((e for e in catalog.exercises if e.number == ws.last), None) if graded_last else None
+    return last or ws.current(catalog)
+
+
 def main() -> None:
     """Entry point: run the CLI, then leave without tearing down torch (which takes ~0.5 s)."""
     os._exit(run())
@@ -284,26 +296,37 @@ def grade_all(as_json, device, timeout):
 
 @cli.command()
 @click.argument("exercise", type=EXERCISE)
-@click.option("--yes", is_flag=True, help="Do not ask before overwriting your file.")
+@click.option("--yes", is_flag=True, help="Do not ask before overwriting your file (needed without a terminal).")
 def reset(exercise, yes):
-    """Restore EXERCISE's file in this workspace to the original skeleton."""
+    """Restore EXERCISE's file in this workspace to the original skeleton.
+
+    Your version is first copied to .attention-kit-backups/ in the workspace. Without a terminal to
+    ask on (a notebook cell, an IDE task) it refuses unless --yes: exit 2.
+    """
     ws = current_workspace(required=True)
-    if not yes and ws.file_for(exercise).exists() and sys.stdin.isatty():
-        click.confirm(f"Overwrite {ws.file_for(exercise)} with the skeleton?", abort=True)
-    path = workspace.reset(ws, exercise)
-    click.echo(f"Restored {path} to the skeleton.")
+    target = ws.file_for(exercise)
+    if not yes and target.exists():
+        if not sys.stdin.isatty():
+            fail(f"not resetting {target}: no terminal to confirm on; run `grade reset {exercise.number} --yes` "
+                 f"(your version is backed up to {workspace.BACKUPS}/ first)")
+        click.confirm(f"Overwrite {target} with the skeleton (your version is backed up first)?", abort=True)
+    path, backup = workspace.reset(ws, exercise)
+    kept = f" Your version is in {backup}." if backup else ""
+    click.echo(f"Restored {path} to the skeleton.{kept}")
 
 
 @cli.command()
-@click.argument("exercise", type=EXERCISE)
+@click.argument("exercise", required=False, type=EXERCISE)
 @click.option("--level", type=click.IntRange(1), help="Show this hint level instead of the next one.")
 def hint(exercise, level):
-    """Show the next hint for EXERCISE (hints escalate each time you ask, in a workspace or not)."""
+    """Show the next hint for EXERCISE (hints escalate each time you ask, in a workspace or not).
+
+    Without EXERCISE, in a workspace: the exercise you are working on (graded last, unless passed)."""
     from rich.markup import escape
 
     from grader.render import console, hint_text, show
 
-    ex = exercise
+    ex = exercise or current_exercise("hint")
     hints = workspace.Hints(current_workspace())
     mistake = None if level else hints.pending(ex)
     if mistake is not None:  # the last grade named the mistake: its own hint first
@@ -329,15 +352,17 @@ def hint(exercise, level):
 
 
 @cli.command()
-@click.argument("exercise", type=EXERCISE)
+@click.argument("exercise", required=False, type=EXERCISE)
 @click.option("--force", is_flag=True, help="Show it even though you have not passed the exercise.")
 def solution(exercise, force):
-    """Show the reference solution for EXERCISE once you have passed it."""
-    ex = exercise
+    """Show the reference solution for EXERCISE once you have passed it.
+
+    Without EXERCISE, in a workspace: the exercise you graded last."""
+    ex = exercise or current_exercise("solution", graded_last=True)
     ws = current_workspace()
     if not force and (ws is None or ex.number not in ws.passed):
         fail(f"pass exercise {ex.number} first (or use --force): solutions are more useful after your own attempt")
-    click.echo(ex.solution_path.read_text(encoding="utf-8"), nl=False)
+    click.echo(workspace.solution_text(ex), nl=False)
 
 
 @cli.command()
@@ -348,10 +373,14 @@ def solution(exercise, force):
 @click.option("--list", "list_only", is_flag=True, help="List the topics.")
 @click.option("--pager/--no-pager", default=None, help="Page long output (default: when stdout is a terminal).")
 def explain(target, lang, fmt, output, list_only, pager):
-    """Q&A explainers for exercise N (all its topics) or one TOPIC, with live numbers and heat maps."""
+    """Q&A explainers for exercise N (all its topics) or one TOPIC, with live numbers and heat maps.
+
+    Without a TARGET: in a workspace, the exercise you are working on; elsewhere, the list of topics."""
     from grader.explain import ExplainError, list_topics, render_explainer
     from grader.explain.pager import find_pager, page as page_text
 
+    if target is None and not list_only and (ws := current_workspace()) is not None:
+        target = str(ws.current(load_catalog()).number)
     try:
         if list_only or target is None:
             for topic, title in list_topics(lang):
@@ -380,7 +409,7 @@ def explain(target, lang, fmt, output, list_only, pager):
 @TIMEOUT
 @WEAK_OK
 def watch(exercise, timeout, allow_weak):
-    """Re-grade on every save (the first unfinished exercise, or EXERCISE); keys h e n l q."""
+    """Re-grade on every save (EXERCISE, else the one you are working on); keys h e n l q."""
     from grader import watch as watching
     from grader.render import console
 

@@ -205,12 +205,12 @@ class Watcher:
 
 def run(*, ws: Workspace, exercise: Exercise | None, console, timeout: float = 30.0, stdin=None,
         allow_weak: bool = False) -> None:
-    """Watch ws until q or Ctrl-C. Grades `exercise`, or the first one not yet passed."""
+    """Watch ws until q or Ctrl-C. Grades `exercise`, or the one being worked on (Workspace.current)."""
     from grader.runner import keep_warm
 
     stdin = stdin or sys.stdin
     catalog = load_catalog()
-    start = exercise or next((e for e in catalog.exercises if e.number not in ws.passed), catalog.exercises[0])
+    start = exercise or ws.current(catalog)  # graded last and not passed yet, else the first not passed
     import watchfiles  # noqa: F401  (imported here, not in its thread, so that watching starts before grading)
 
     events: queue.Queue = queue.Queue()

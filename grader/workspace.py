@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ class Workspace:
     hint_level: dict[int, int] = field(default_factory=dict)
     failing: set[int] = field(default_factory=set)  # passed once, failing since the last grade
     diagnosis: dict[int, dict] = field(default_factory=dict)  # the last grade's named mistake: {"id", "shown"}
+    last: int | None = None  # the exercise graded last here (grade exercise, grade all, watch)
 
     @property
     def state_path(self) -> Path:
@@ -33,10 +35,13 @@ class Workspace:
     def save(self) -> None:
         data = {"version": 1, "passed": sorted(self.passed), "hint_level": {str(k): v for k, v in self.hint_level.items()},
                 "failing": sorted(self.failing), "diagnosis": {str(k): v for k, v in self.diagnosis.items()}}
+        if self.last is not None:
+            data["last"] = self.last
         self.state_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
     def record(self, ex: Exercise, passed: bool) -> None:
         """A grade's outcome. Passing is never taken back (the solution stays unlocked); a later failure is noted."""
+        self.last = ex.number
         if passed:
             self.passed.add(ex.number)
             self.failing.discard(ex.number)
@@ -51,6 +56,15 @@ class Workspace:
         started = path.exists() and path.read_text(encoding="utf-8", errors="replace").split() != \
             ex.skeleton_path.read_text(encoding="utf-8").split()
         return "in progress" if started else "not started"
+
+    def current(self, catalog: Catalog) -> Exercise:
+        """The exercise being worked on: the one graded last here while it is not passed yet, else the first
+        not passed (as watch starts), else the one graded last (all passed). `grade hint`, `explain`,
+        `solution` and `watch` without a number use it."""
+        last = next((e for e in catalog.exercises if e.number == self.last), None)
+        if last is not None and last.number not in self.passed:
+            return last
+        return next((e for e in catalog.exercises if e.number not in self.passed), last or catalog.exercises[0])
 
     def owns(self, path: Path, ex: Exercise) -> bool:
         """Whether path is this workspace's file for ex (only then does grading it count as progress)."""
@@ -68,7 +82,8 @@ def find(start: Path | None = None) -> Workspace | None:
                 return Workspace(folder, set(data.get("passed", [])),
                                  {int(k): int(v) for k, v in data.get("hint_level", {}).items()},
                                  set(data.get("failing", [])),
-                                 {int(k): dict(v) for k, v in data.get("diagnosis", {}).items()})
+                                 {int(k): dict(v) for k, v in data.get("diagnosis", {}).items()},
+                                 int(data["last"]) if data.get("last") is not None else None)
             except (ValueError, TypeError, AttributeError):
                 raise WorkspaceError(f"{state} is damaged; delete it to start the progress record afresh") from None
     return None
@@ -88,14 +103,38 @@ def create(root: Path, catalog: Catalog) -> Workspace:
     return ws
 
 
-def reset(ws: Workspace, ex: Exercise) -> Path:
-    """Restore the skeleton; a reset is a fresh start, so this (only this) forgets that ex was passed."""
+BACKUPS = ".attention-kit-backups"
+
+
+def needs_backup(ws: Workspace, ex: Exercise) -> bool:
+    """Whether a reset would lose work: the file exists and differs from the skeleton."""
     target = ws.file_for(ex)
+    return target.is_file() and target.read_bytes() != ex.skeleton_path.read_bytes()
+
+
+def reset(ws: Workspace, ex: Exercise) -> tuple[Path, Path | None]:
+    """Restore the skeleton, first copying the learner's file (when it holds work) to
+    BACKUPS/<stem>.<date-time>.py in the workspace; returns (restored file, backup or None).
+    A reset is a fresh start, so this (only this) forgets that ex was passed."""
+    import time
+
+    target = ws.file_for(ex)
+    backup = None
+    if needs_backup(ws, ex):
+        folder = ws.root / BACKUPS
+        folder.mkdir(exist_ok=True)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        backup = folder / f"{target.stem}.{stamp}{target.suffix}"
+        n = 1
+        while backup.exists():  # two resets within a second
+            n += 1
+            backup = folder / f"{target.stem}.{stamp}-{n}{target.suffix}"
+        shutil.copyfile(target, backup)
     shutil.copyfile(ex.skeleton_path, target)
     ws.passed.discard(ex.number)
     ws.failing.discard(ex.number)
     ws.save()
-    return target
+    return target, backup
 
 
 class Hints:
@@ -172,3 +211,29 @@ def cache_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("attention-kit", appauthor=False))
+
+
+STAGE_MARK = re.compile(r"\s*;?\s*\bstage:\s*[a-z_]+(?:\s*,\s*[a-z_]+)*")  # localize.py's STAGE_COMMENT, with its lead-in
+
+
+def solution_text(ex: Exercise) -> str:
+    """The reference as a learner reads it: the grader's `# stage: ...` markers (for localizing a mistake)
+    taken out of its comments; a comment that held only a marker goes, and the code is unchanged."""
+    import io
+    import tokenize
+
+    source = ex.solution_path.read_text(encoding="utf-8")
+    lines = source.splitlines(keepends=True)
+    try:
+        comments = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError):
+        return source
+    for tok in reversed(comments):  # one comment per line at most: columns stay valid
+        if not STAGE_MARK.search(tok.string):
+            continue
+        row, col = tok.start[0] - 1, tok.start[1]
+        line = lines[row]
+        kept = STAGE_MARK.sub("", tok.string).rstrip()
+        end = line[col + len(tok.string):]
+        lines[row] = (line[:col] + kept if kept.strip("# ") else line[:col].rstrip()) + end
+    return "".join(lines)

@@ -122,3 +122,89 @@ def test_explainers_wrap_to_the_terminal_width():
 
     text = render_explainer("scaling", lang="zh", fmt="term", width=50)
     assert max(cell_len(line) for line in text.splitlines()) <= 50
+
+
+# -- issue 22: hint, explain and solution default to the current exercise; reset keeps a backup -------------------
+EX3 = CATALOG.get(3)
+
+
+def test_hint_explain_and_solution_default_to_the_exercise_being_worked_on(invoke, ws, tmp_path):
+    assert ws.current(CATALOG).number == 1  # nothing graded yet: the first not passed
+    ws.record(EX3, False)  # graded last, failing: that is the one being worked on
+    again = workspace.find(ws.root)
+    assert again.last == 3 and again.current(CATALOG).number == 3
+    assert "Hint 1/3 for exercise 3 (causal_attention)" in invoke("hint", cwd=ws.root).output
+    assert invoke("explain", "--no-pager").output.startswith("Exercise 3: ")
+    locked = invoke("solution")
+    assert locked.exit_code == 2 and "pass exercise 3 first" in locked.output
+    ws.record(EX3, True)  # passed: current moves on to the first exercise not passed ...
+    assert workspace.find(ws.root).current(CATALOG).number == 1
+    assert "class CausalAttention" in invoke("solution").output  # ... but the solution is the one just passed
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    for command in ("hint", "solution"):
+        result = invoke(command, cwd=outside)
+        assert result.exit_code == 2 and "which exercise?" in result.output and f"grade {command} 1" in result.output
+    assert "scaling" in invoke("explain", cwd=outside).output  # outside a workspace: the topics, as before
+
+
+def test_solution_prints_the_reference_without_stage_markers(invoke, ws):
+    import ast
+
+    for ex in CATALOG.exercises:
+        ws.record(ex, True)
+    for ex in CATALOG.exercises:
+        shown = invoke("solution", ex.number, cwd=ws.root).output
+        reference = ex.solution_path.read_text(encoding="utf-8")
+        assert "stage:" in reference or ex.number > 9  # the markers are there to strip
+        assert "stage:" not in shown and "# ;" not in shown and not re.search(r"[ \t]+$", shown, re.M), ex.number
+        assert ast.dump(ast.parse(shown)) == ast.dump(ast.parse(reference)), ex.number  # the same code
+        assert len(shown.splitlines()) == len(reference.splitlines())  # line numbers unchanged
+    assert "att = torch.softmax(att, dim=-1)\n" in invoke("solution", "1").output  # a marker-only comment goes
+
+
+def _grade_process(*args, cwd, stdin=None):
+    import subprocess
+
+    from tests.conftest import COMMAND
+
+    return subprocess.run([*COMMAND, *map(str, args)], cwd=cwd, stdin=subprocess.DEVNULL if stdin is None else stdin,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_reset_without_a_terminal_refuses_unless_yes_and_keeps_a_backup(ws):
+    mine = ws.file_for(EX1)
+    mine.write_text(EX1.solution_path.read_text(encoding="utf-8"), encoding="utf-8")
+    ws.record(EX1, True)
+    refused = _grade_process("reset", "1", cwd=ws.root)  # stdin is not a terminal: a notebook cell, an IDE task
+    assert refused.returncode == 2 and refused.stdout == ""
+    line, = refused.stderr.splitlines()
+    assert "no terminal to confirm on" in line and "grade reset 1 --yes" in line
+    assert mine.read_text(encoding="utf-8") == EX1.solution_path.read_text(encoding="utf-8")  # untouched
+    done = _grade_process("reset", "1", "--yes", cwd=ws.root)
+    assert done.returncode == 0, done.stderr
+    backups = list((ws.root / workspace.BACKUPS).glob("01_self_attention.*.py"))
+    assert len(backups) == 1 and str(backups[0]) in done.stdout
+    assert backups[0].read_text(encoding="utf-8") == EX1.solution_path.read_text(encoding="utf-8")
+    assert mine.read_bytes() == EX1.skeleton_path.read_bytes()
+    again = _grade_process("reset", "1", "--yes", cwd=ws.root)  # the skeleton itself: nothing to keep
+    assert again.returncode == 0 and "Your version" not in again.stdout
+    assert len(list((ws.root / workspace.BACKUPS).iterdir())) == 1
+
+
+def test_reset_in_a_terminal_asks_then_keeps_a_backup(ws):
+    from tests.conftest import COMMAND
+    from tests.test_watch import Terminal
+
+    ws.file_for(EX1).write_text("# my attempt\n", encoding="utf-8")
+    term = Terminal([*COMMAND, "reset", "1"], cwd=ws.root)
+    try:
+        term.wait_for("Overwrite", timeout=60)
+        term.wait_for("backed up first)? [y/N]")
+        term.press("y\r")
+        term.wait_for("Your version is in")
+        assert term.exit_code(20) == 0
+    finally:
+        term.close()
+    backup, = (ws.root / workspace.BACKUPS).iterdir()
+    assert backup.read_text(encoding="utf-8") == "# my attempt\n"
