@@ -387,9 +387,10 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
         if unreadable or blank:
             verdict.diagnoses = [make("syntax_error" if unreadable else "not_started",
                                       unreadable or "the file is empty: it defines nothing yet")]
-        elif not verdict.passed:  # an untouched skeleton that runs (fix-the-bug) still shows what fails
+        elif not verdict.passed:  # an untouched skeleton, even one that runs (fix-the-bug), is not started: no fix shown
             try:
-                verdict.diagnoses = diagnose(ex, harness, verdict, violations=violations, syntax=syntax)
+                verdict.diagnoses = diagnose(ex, harness, verdict, violations=violations, syntax=syntax,
+                                             untouched=is_untouched(ex, source))
             except Exception as exc:  # a pack's diagnose() that raises is the pack's error, with its line
                 fault = pack_fault(exc, ex.pack.checks)
                 if fault is None:

@@ -87,11 +87,19 @@ def test_an_untouched_skeleton_scores_zero_in_every_output(number):
     json.dumps(gradescope)
 
 
-def test_the_fix_the_bug_skeleton_shows_its_failing_tests():
+def test_the_fix_the_bug_skeleton_is_not_started_with_a_nudge_not_the_fix(tmp_path):
+    """Issue 22: the untouched skeleton of exercise 5 runs and fails; finding why is the exercise, so the verdict
+    says not started and to look for the bug, without naming the mistake or showing its fix."""
     from grader.render import verdict_text
+    from grader.workspace import named_mistake
 
     v = graded(EX5, EX5.skeleton_path)
-    assert v.state == "not_started" and v.score == 0
-    assert v.diagnoses and v.diagnoses[0].id == "heads_split_wrong"
+    assert v.state == "not_started" and v.score == 0 and v.failures()
+    assert [d.id for d in v.diagnoses] == ["not_started"] and named_mistake(v) is None  # grade hint: the ladder
     text = verdict_text(v, path="exercises/05_fix_multihead.py")
-    assert "find the bug" in text and "matches_reference_float64" in text and "heads_split_wrong" in text
+    assert "not started yet" in text and "find the bug" in text and "Hint 1/3" in text
+    assert "heads_split_wrong" not in text and "transpose(1, 2)" not in text and "Diagnosis" not in text
+    touched = tmp_path / EX5.file
+    touched.write_text("# my first look\n" + EX5.skeleton_path.read_text(encoding="utf-8"), encoding="utf-8")
+    changed = graded(EX5, touched)
+    assert changed.state == "graded" and changed.diagnoses[0].id == "heads_split_wrong"  # touched: named as usual
