@@ -168,6 +168,23 @@ def _check_exercise(e: dict, where: str, pack: Pack) -> None:
         bad("features", "'dropout' needs dims.dropout")
     if "divisible_check" in e.get("features", []) and not {"output", "heads"} <= set(e.get("dims", {})):
         bad("features", "'divisible_check' needs dims.output and dims.heads")
+    features, dims = set(e.get("features", [])), e.get("dims", {})
+    for f in sorted(features & {"unbatched", "causal", "dropout"}):
+        if e["kind"] != "module":
+            bad("features", f"{f!r} is checked by the generic module suites: only for kind \"module\"")
+    if "divisible_check" in features and e["kind"] not in MODULE_KINDS:
+        bad("features", f"'divisible_check' constructs the module: only for kind {' or '.join(MODULE_KINDS)}")
+    if "causal" in features and "context" not in dims:
+        bad("features", "'causal' needs dims.context")
+    if e["kind"] == "module":
+        for role in ("input", "output"):
+            if role not in dims:
+                bad("dims", f"a module exercise needs dims.{role} (the generic suites build its inputs from it)")
+    if e["kind"].startswith("custom_") and not e.get("module"):
+        bad("module", f"a {e['kind']} exercise needs its own module: its checks and its diagnose()")
+    if e["kind"] == "function" and not {"L", "S", "d_k", "d_v"} <= set(e["config"]):
+        missing = ", ".join(sorted({"L", "S", "d_k", "d_v"} - set(e["config"])))
+        bad("config", f"a function exercise's generic suites need config L, S, d_k and d_v (missing: {missing})")
     if len(e["hints"]) < 1 or not all(isinstance(h, str) and h.strip() for h in e["hints"]):
         bad("hints", "needs at least one non-empty hint")
     for folder, key in ((pack.exercises, "file"), (pack.solutions, "file")):

@@ -93,6 +93,9 @@ def module_problems(ex, where: str) -> list[str]:
             ids = [declared] if isinstance(declared, str) else list(declared.values())
             problems += [f"{ex.module_path}: {name}: evidence {i!r} is no known diagnosis"
                          for i in ids if not (known(i) or i in extra)]
+    if ex.kind.startswith("custom_") and not callable(getattr(module, "diagnose", None)):
+        problems.append(f"{ex.module_path}: a {ex.kind} exercise's module needs diagnose(ex, kit, verdict): the "
+                        "generic rules cannot call it")
     aliases = getattr(module, "ALIASES", {})
     for bug in getattr(module, "MISTAKES", {}):
         target = aliases.get(bug, bug)

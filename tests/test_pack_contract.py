@@ -11,11 +11,13 @@ import shutil
 
 import pytest
 
-from grader.catalog import CatalogError, check_forbidden, load_catalog, read_catalog
+from grader.catalog import (CATEGORIES, DIMS, FEATURES, KINDS, LIMITS, ROLES, TOP_KEYS, TYPES, CatalogError,
+                            check_forbidden, load_catalog, read_catalog)
 from grader.pack import Pack, PackCodeError
 from tests.conftest import ROOT, grade_here, run_grade
 
 ALIBI = ROOT / "examples" / "alibi-pack"
+GUIDE = ROOT / "docs" / "pack-authors.md"
 
 SDPA_ALIBI = '''import torch
 import torch.nn.functional as F
@@ -141,6 +143,35 @@ def test_config_gives_every_argument_without_a_default(kit_copy):
     assert "SelfAttention() needs qkv_bias, which config does not give" in refused(kit_copy, "config")
 
 
+@pytest.mark.parametrize("old, new, key, says", [
+    ('config = { L = 5, S = 7', 'config = { L = 5, T = 7', "config", "need config L, S, d_k and d_v (missing: S)"),
+    ('dims = { input = "d_in", output = "d_out" }\nsweep = [{ qkv_bias', 'dims = { output = "d_out" }\nsweep = [{ qkv_bias',
+     "dims", "a module exercise needs dims.input"),
+    ('dims = { input = "d_in", output = "d_out", context = "context_length", dropout = "dropout" }',
+     'dims = { input = "d_in", output = "d_out", dropout = "dropout" }', "features", "'causal' needs dims.context"),
+])
+def test_kinds_and_features_get_what_their_suites_need(kit_copy, old, new, key, says):
+    edit(kit_copy.info, old, new)
+    assert says in refused(kit_copy, key)
+
+
+def test_a_generic_module_feature_on_a_function_is_refused(tmp_path):
+    pack = copy_pack(ALIBI, tmp_path)
+    edit(pack.info, "config = { B = 2", 'features = ["causal"]\nconfig = { B = 2')
+    assert "only for kind \"module\"" in refused(pack, "features")
+
+
+def test_a_custom_kind_needs_a_module_with_diagnose(tmp_path):
+    from grader.devcheck import metadata_problems
+
+    pack = copy_pack(ALIBI, tmp_path)
+    edit(pack.checks / "ex13_alibi.py", "def diagnose(", "def diagnose_later(")
+    assert metadata_problems(pack)[1] == [f"{pack.checks / 'ex13_alibi.py'}: a custom_function exercise's module "
+                                          "needs diagnose(ex, kit, verdict): the generic rules cannot call it"]
+    edit(pack.info, 'module = "ex13_alibi"\n', "")
+    assert "needs its own module" in refused(pack, "module")
+
+
 def test_sweep_is_for_module_exercises_only(tmp_path):
     pack = copy_pack(ALIBI, tmp_path)
     edit(pack.info, "config = { B = 2", "sweep = [{ B = 1 }]\nconfig = { B = 2")
@@ -234,3 +265,24 @@ def test_a_shared_helper_imported_by_an_exercise_module_is_allowed(tmp_path):
     assert grade(exercise=ex, path=ex.solution_path, warm=True, allow_weak_sandbox=True).passed
     (pack.checks / "unused.py").write_text("x = 1\n", encoding="utf-8")
     assert [p.split(": ", 1)[0] for p in metadata_problems(pack)[1]] == [str(pack.checks / "unused.py")]
+
+
+# -- the guide ------------------------------------------------------------------------------------------------
+def documented_keys() -> set[str]:
+    """The first cell of every table row between the guide's <!-- keys --> markers, as written in code."""
+    text = GUIDE.read_text(encoding="utf-8")
+    section = text.split("<!-- keys -->", 1)[1].split("<!-- /keys -->", 1)[0]
+    return set(re.findall(r"^\| `([^`]+)` \|", section, flags=re.M))
+
+
+def test_the_guide_documents_every_key_the_loader_accepts():
+    accepted = (set(TOP_KEYS) | set(TYPES) | {f"roles.{r}" for r in ROLES} | {f"dims.{d}" for d in DIMS}
+                | {f"limits.{x}" for x in LIMITS} | {f"points.{c}" for c in CATEGORIES}
+                | {f'features = "{f}"' for f in FEATURES} | {f'kind = "{k}"' for k in KINDS})
+    documented = documented_keys()
+    assert accepted - documented == set(), f"accepted by grader/catalog.py, not in {GUIDE.name}"
+    assert documented - accepted == set(), f"in {GUIDE.name}, not accepted by grader/catalog.py"
+
+
+def test_the_readme_links_the_guide():
+    assert "(docs/pack-authors.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
