@@ -341,3 +341,83 @@ def test_html_headings_write_d_k_with_a_subscript():
         headings = re.findall(r"<(h1|h2|title)>(.*?)</\1>", page) + re.findall(r"<li><a [^>]*>(.*?)</a>", page)
         text = " ".join(h[1] if isinstance(h, tuple) else h for h in headings)
         assert "d_k" not in text and "√d<sub>k</sub>" in text and "√dₖ" in page.split("</title>")[0], lang
+
+
+# -- facts: what the explainers, briefs and messages claim is what the kit computes (issue 22) --------------------
+def test_rope_rotation_identity_is_stated_as_computed():
+    """R(b)ᵀR(a) = R(a − b), numerically; the explainer says exactly that, and its formula for the score holds
+    with the kit's own rotation."""
+    from grader.explain.live_rope import rotate
+
+    def R(t: float) -> torch.Tensor:
+        t = torch.tensor(t, dtype=torch.float64)
+        return torch.stack([torch.stack([t.cos(), -t.sin()]), torch.stack([t.sin(), t.cos()])])
+
+    for a, b in ((0.3, 1.1), (2.0, -0.7), (5.5, 0.25)):
+        assert torch.allclose(R(b).T @ R(a), R(a - b), atol=1e-12)
+        assert not torch.allclose(R(b).T @ R(a), R(b - a), atol=1e-3)  # what the explainer used to say
+    for lang in LANGS:
+        page = render_explainer("rope", lang=lang, fmt="md")
+        assert "R(b)ᵀR(a) = R(a − b)" in page and "a − b" in page and "b − a" not in page, lang
+        assert "q·R(n − m)·k" in page, lang
+    g = torch.Generator().manual_seed(1)
+    q, k = torch.randn(8, generator=g, dtype=torch.float64), torch.randn(8, generator=g, dtype=torch.float64)
+    for m, n in ((0, 0), (3, 0), (0, 3), (1000, 1003), (17, 5)):
+        score = rotate(q[None], torch.tensor([m]))[0] @ rotate(k[None], torch.tensor([n]))[0]
+        assert torch.allclose(score, q @ rotate(k[None], torch.tensor([n - m]))[0], atol=1e-9), (m, n)
+    from grader.explain.live_rope import rope
+
+    rows = rope()["tables"]["offsets"]["rows"]
+    by_offset: dict[int, set[str]] = {}
+    for _, _, offset, value in rows:
+        by_offset.setdefault(offset, set()).add(value)
+    assert all(len(values) == 1 for values in by_offset.values()) and len(by_offset) > 1  # the caption's claim
+
+
+def test_memory_figures_are_computed_from_the_shapes_they_name():
+    """Exercise 10's brief, skeleton, contract and README row name the long case the check really runs, with the
+    size of its score matrix; the online-softmax explainer's sizes follow from its own heads and tokens."""
+    from grader.checks.ex10_tiled_attention import LONG, size_text
+    from grader.explain.live_online import online_softmax
+
+    B, H, T = LONG["B"], LONG["H"], LONG["T"]
+    size = size_text(B * H * T * T * 4)
+    assert size == "256 MiB" and size_text(2**30) == "1 GiB" and size_text(2**29) == "512 MiB"
+    ex = load_catalog().get(10)
+    from tests.conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| 10 |"))
+    for text in (ex.brief, row):
+        assert f"{B} × {H} heads × {T} tokens" in text and size in text and "GiB" not in text, text
+    assert f"{B} x {H} heads x {T} tokens" in ex.contract and size in ex.contract
+    skeleton = ex.skeleton_path.read_text(encoding="utf-8")
+    assert f"for {B * H} heads and {T} tokens" in skeleton and f"{B} x {H} heads x {T} tokens" in skeleton
+    assert size in skeleton and "4096" not in skeleton and "GiB" not in skeleton
+    v = online_softmax()["values"]
+    assert v["full_bytes"] == size_text(v["heads"] * v["T"] ** 2 * 4) and v["ratio"] == v["T"] ** 2 // v["blk"] ** 2
+    assert v["block_bytes"] == size_text(v["heads"] * v["blk"] ** 2 * 4)
+    for lang in LANGS:
+        page = render_explainer("online_softmax", lang=lang, fmt="md")
+        assert v["full_bytes"] in page and v["block_bytes"] in page and str(v["ratio"]) in page, lang
+
+
+def test_exercise_10_out_of_memory_message_says_mib(tmp_path):
+    """A submission that keeps float64 copies of the whole score matrix runs out of the worker's memory: the
+    message gives the matrix's real size, 256 MiB, never "0 GiB"."""
+    from tests.conftest import grade_json
+
+    path = tmp_path / "10_tiled_attention.py"
+    path.write_text(
+        "import math\n\nimport torch\n\n\n"
+        "def tiled_attention(query, key, value, causal=False, block_size=64):\n"
+        "    s = (query.double() @ key.double().transpose(-2, -1)) / math.sqrt(query.size(-1))\n"
+        "    if causal:\n"
+        "        s = s.masked_fill(torch.ones(s.shape[-2:], dtype=torch.bool).triu(1), float('-inf'))\n"
+        "    w = torch.softmax(s, dim=-1)\n"
+        "    e = torch.exp(s - s.amax(dim=-1, keepdim=True))\n"
+        "    return ((w + e * 0) @ value.double()).to(query.dtype)\n", encoding="utf-8")
+    code, doc = grade_json("exercise", "10", path)
+    long = next(t for t in doc["tests"] if "long_sequence" in t["name"])
+    assert code == 1 and long["code"] == "out_of_memory", long
+    assert "256 MiB" in long["message"] and "0 GiB" not in long["message"], long["message"]

@@ -92,6 +92,13 @@ def test_tiled_gradients_match_reference(kit, ex):
         compare(got[f"arg{i}"], want[f"arg{i}"], f"gradient of {name}")
 
 
+def size_text(n_bytes: int) -> str:
+    """256 MiB, 1 GiB, 1.5 GiB: in MiB below a GiB (never "0 GiB")."""
+    if n_bytes >= 2**30:
+        return f"{n_bytes / 2**30:.3g} GiB"
+    return f"{n_bytes / 2**20:.3g} MiB"
+
+
 def run_measured(kit, args, kwargs, tile):
     """Run the submission once and ask the worker for the largest tensor any op created meanwhile, and (tile =
     (block, d)) the first one wider than a block in one of its last two dims and than d in the other."""
@@ -118,10 +125,10 @@ def test_long_sequence_never_builds_the_score_matrix(kit, ex):
     except SubmissionError as exc:
         if not exc.memory:
             raise
-        gib = B * H * T * T * 4 / 2**30
         raise Mismatch(f"out of memory for {B}×{H} heads of {T} tokens (block_size={block}): the full score matrix "
-                       f"would be {gib:.0f} GiB, more than the worker may use; only blocks of at most "
-                       f"({B}, {H}, {block}, {block}) scores may exist at once ({exc.message[:120]})", "out_of_memory") from None
+                       f"alone is {size_text(B * H * T * T * 4)} in float32, its softmax and any float64 copy more; only "
+                       f"blocks of at most ({B}, {H}, {block}, {block}) scores may exist at once ({exc.message[:120]})",
+                       "out_of_memory") from None
     bound = B * H * max(block * block, T * d)  # a tile of scores, or the output itself
     expect(math.prod(largest) <= 2 * bound,
            f"while it ran, your code created a tensor of shape {largest} for {T} tokens and block_size={block}: "
