@@ -33,13 +33,15 @@ def grade_here(*args, cwd=None, env: dict | None = None) -> subprocess.Completed
 
     from grader.cli import run
 
-    before = os.getcwd()
+    before, environment = os.getcwd(), dict(os.environ)
     with CliRunner().isolation(env=env) as (out, err, _):
         os.chdir(cwd or before)
         try:
             code = run([str(a) for a in args])
         finally:
             os.chdir(before)
+            os.environ.clear()  # --pack sets the process's default pack: it must not outlive the command
+            os.environ.update(environment)
     return subprocess.CompletedProcess(args, code, out.getvalue().decode(), err.getvalue().decode())
 
 
