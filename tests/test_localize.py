@@ -344,3 +344,82 @@ def test_a_layer_the_grader_cannot_load_points_at_its_creation(write, zygote):
         sandbox.close()
     assert found is not None and found.line == line_of(source, "self.W_o = ") and found.stage == "parameters"
     assert "W_o." in found.evidence and "not a parameter the contract has" in found.evidence
+
+
+# -- the right line or none (issue 21): small rules, each tested without a sandbox -------------------------
+def stage(name: str, line: int, t: torch.Tensor) -> loc.Stage:
+    return loc.Stage(name, line, t)
+
+
+def test_a_column_of_a_stage_is_not_a_part_of_it():
+    """Parts are the slices of a loop over heads or batch rows, never of the last two dims (tokens, features):
+    the positions column of the angles is not the angles."""
+    angles = torch.arange(7, dtype=torch.float64)[:, None] * torch.tensor([1.0, 0.1, 0.01, 0.001], dtype=torch.float64)
+    assert not loc.is_part(angles[:, 0].clone(), stage("angles", 10, angles))
+    heads = torch.randn(3, 2, 5, 4, dtype=torch.float64)
+    assert loc.is_part(heads[:, 1].clone(), stage("queries", 3, heads))
+
+
+def test_angles_with_right_positions_but_other_frequencies_are_not_located():
+    pos = torch.arange(7, dtype=torch.float64)[:, None]
+    ref = pos * 10000.0 ** (-torch.arange(4, dtype=torch.float64) * 2 / 8)
+    wrong_freq = pos * 10000.0 ** (-torch.arange(4, dtype=torch.float64) / 8)
+    assert loc.frequencies_only(wrong_freq, stage("angles", 10, ref))
+    assert not loc.frequencies_only(ref.flip(0), stage("angles", 10, ref))  # other positions: traced, can be located
+
+
+def test_what_the_reference_also_computes_and_half_precision():
+    x = torch.randn(2, 3, 5, 8, dtype=torch.float64)
+    half = loc.Traced("getitem", 12, x[..., :4].clone())
+    assert loc.also_computed(half, [loc.Traced("getitem", 11, x[..., :4].clone())])
+    assert not loc.also_computed(half, [loc.Traced("getitem", 11, x[..., 4:].clone())])
+    entries = [loc.Traced("to", 9, torch.ones(3)), loc.Traced("mul", 10, torch.ones(3, dtype=torch.bfloat16)),
+               loc.Traced("cos", 11, torch.ones(3))]
+    assert loc.half_precision(entries, 3).line == 10 and loc.half_precision(entries, 1) is None
+
+
+MASK_SOURCE = """
+def f(scores, pad, causal):
+    single = pad.view(2, 1, 1, 5)
+    s1 = scores.masked_fill(single, -1e9)
+    blocked = pad.view(2, 1, 1, 5)
+    if causal:
+        blocked = blocked | causal
+    s2 = scores.masked_fill(blocked, -1e9)
+    s3 = scores.masked_fill(pad == 0, -1e9)
+    s4 = torch.where(pad, scores, -1e9)
+    return s1, s2, s3, s4
+"""
+
+
+def test_a_mask_built_on_another_line():
+    assert loc.mask_built_at(MASK_SOURCE, 4) == (True, 3)  # one assignment: that line
+    assert loc.mask_built_at(MASK_SOURCE, 8) == (True, None)  # several: which one is wrong is not known
+    assert loc.mask_built_at(MASK_SOURCE, 9) == (False, None)  # built in the call itself
+    assert loc.mask_built_at(MASK_SOURCE, 10) == (False, None)  # an argument: the call is where it is used
+    assert loc.mask_built_at(MASK_SOURCE, 11) == (False, None)  # no masking call
+
+
+def test_queries_and_keys_taken_in_another_order_from_a_fused_split():
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(3, 2, 5, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    stages = [stage("queries", 5, q), stage("keys", 6, k), stage("values", 7, v), stage("scores", 8, q @ k.transpose(-2, -1))]
+    entries = [loc.Traced("split", 20, x.transpose(1, 2).reshape(3, 5, 8)) for x in (k, q, v)]  # k, q, v = ...split()
+    entries.append(loc.Traced("matmul", 24, k @ q.transpose(-2, -1)))
+    found = loc.align(entries, stages)
+    assert found is not None and found.line == 20 and found.stage == "scores", found
+    separate = [loc.Traced("linear", 20 + i, x) for i, x in enumerate((q, k, v))] + [entries[-1]]
+    assert loc.align(separate, stages).line == 24  # computed on separate lines: the scores line, as before
+
+
+def test_kv_cache_trace_sizes_are_unambiguous():
+    """A (B, T, d_out) projection lines up with (B, nh, T, hs) queries only when batch, new tokens, heads and head
+    size all differ (exercise 8's trace once had B = T = nh = 2 and pointed every file at the query projection)."""
+    from grader.harness import Harness
+    from grader.pack import load_module
+
+    ex = load_catalog().get(8)
+    call = load_module(ex.module_path).trace_call(ex, Harness(ex, None))
+    B, T, _ = call["args"][0].shape
+    _, nh, P, hs = call["kwargs"]["k_cache"].shape
+    assert len({B, T, nh, hs}) == 4 and P + T <= ex.config["context_length"]

@@ -285,9 +285,14 @@ def diagnose(ex, kit, verdict) -> list:
 
 
 def trace_call(ex, kit) -> dict:
-    """The call `grade` traces to point at a line: two new tokens after a cache of PROMPT tokens."""
+    """The call `grade` traces to point at a line: new tokens after a cache of PROMPT tokens. Batch, new tokens,
+    heads and head size all differ, so that a layout is never ambiguous (a (B, T, d_out) projection lines up
+    with (B, nh, T, hs) queries only when no two of those sizes are equal)."""
     init = ex.config
-    d_in, _, nh, hs, _ = sizes(ex, init)
-    cache = {"k_cache": kit.randn(2, nh, PROMPT, hs, salt=851), "v_cache": kit.randn(2, nh, PROMPT, hs, salt=852)}
-    return {"init": init, "params": kit.weights(init, salt=804), "args": [kit.randn(2, 2, d_in, salt=850)],
+    d_in, d_out, nh, hs, context = sizes(ex, init)
+    taken = {nh, hs, d_out}
+    B = next(b for b in (3, 5, 6, 7, 1) if b not in taken)
+    T = next((t for t in (5, 3, 6, 7, 2) if t not in taken | {B} and PROMPT + t <= context), 2)
+    cache = {"k_cache": kit.randn(B, nh, PROMPT, hs, salt=851), "v_cache": kit.randn(B, nh, PROMPT, hs, salt=852)}
+    return {"init": init, "params": kit.weights(init, salt=804), "args": [kit.randn(B, T, d_in, salt=850)],
             "kwargs": cache}

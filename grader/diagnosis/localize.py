@@ -269,9 +269,10 @@ def prepare(stages: list[Stage]) -> list[Stage]:
 
 
 def part_dims(t: torch.Tensor, s: Stage) -> list[int]:
-    """Dims of the stage whose one slice has t's size (one head of a per-head loop)."""
+    """Dims of the stage whose one slice has t's size (one head, or one batch row, of a loop). Never one of the
+    last two dims (tokens, features): a column of the angles is the positions themselves, not a loop's part."""
     n = s.tensor.numel()
-    return [d for d, size in enumerate(s.tensor.shape) if size > 1 and n // size == t.numel() and t.numel() < n]
+    return [d for d, size in enumerate(s.tensor.shape[:-2]) if size > 1 and n // size == t.numel() and t.numel() < n]
 
 
 def is_part(t: torch.Tensor, s: Stage) -> bool:
@@ -389,8 +390,89 @@ def return_after(source: str, line: int) -> int | None:
     return returns[0] if returns else None
 
 
+def also_computed(e: Traced, reference: list[Traced]) -> bool:
+    """The reference computes this tensor too, on a line that names no stage (x[..., :half], cos, a slice of x):
+    an intermediate both compute is not where the submission parts from the reference."""
+    return any(r.tensor.numel() == e.tensor.numel() and equivalent(e.tensor, r.tensor) for r in reference)
+
+
+def half_precision(entries: list[Traced], before: int) -> Traced | None:
+    """The first entry before index `before` computed in float16/bfloat16 in a float64 trace: where precision is lost."""
+    return next((e for e in entries[:before] if e.tensor.dtype in (torch.float16, torch.bfloat16)), None)
+
+
+def frequencies_only(c: torch.Tensor, angles: Stage) -> bool:
+    """Angles whose positions column is right (frequency 0 is base**0 = 1) while others differ: the frequencies are
+    wrong, and they are computed from constants (torch.arange), which the trace does not follow."""
+    x = angles.tensor.double()
+    if c.shape != x.shape or x.dim() != 2 or x.shape[-1] < 2:
+        return False
+    return close(c[:, 0].double(), x[:, 0], rtol_for(c, x) * 10)
+
+
+MASKING = {"masked_fill", "masked_fill_", "where"}
+PATTERN = ("it blocks", "it leaves", "it also blocks")  # how a mask's blocked positions differ (not its fill value)
+
+
+def mask_built_at(source: str, line: int) -> tuple[bool, int | None]:
+    """Where the mask used by the masking call on `line` was built, when it is a local variable: (True, its one
+    assignment's line), (True, None) when several assignments could be the one that is wrong, (False, None) when
+    the call builds its mask in place (`mask == 0`, `~pad.view(...)`, `self.tril[:T, :T]`) or there is no such call.
+    The source is parsed, never run."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False, None
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno <= line <= (n.end_lineno or n.lineno)
+             and isinstance(n.func, ast.Attribute) and n.func.attr in MASKING and n.args]
+    names = [c.args[0].id for c in calls if isinstance(c.args[0], ast.Name)]
+    if not calls or len(names) != len(calls) or len(set(names)) != 1:
+        return False, None
+    funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    scope = max(funcs, key=lambda n: n.lineno) if funcs else tree
+    found = set()
+    for node in ast.walk(scope):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            if any(isinstance(x, ast.Name) and x.id == names[0] for x in ast.walk(t)):
+                found.add(node.lineno)
+    found.discard(line)
+    if not found:  # an argument, or built on this line: the call itself is where the mask is used wrongly
+        return False, None
+    return True, (found.pop() if len(found) == 1 else None)
+
+
+def moved_mask(al: "Alignment", line: int, how: str, source: str) -> tuple[bool, Localization | None]:
+    """A mask that blocks other positions than the reference's, applied at `line` through a variable built on another
+    line: that line when one assignment builds it, else nothing (which of several is wrong is not known)."""
+    if not how.startswith(PATTERN):
+        return False, None
+    elsewhere, built = mask_built_at(source, line)
+    if not elsewhere:
+        return False, None
+    if built is None:
+        return True, None
+    return True, al.at(built, al.failing, f"{al.prefix()}the mask applied at line {line} is built at line {built}, and "
+                                          f"{how.removeprefix('it ')}")
+
+
+def swapped_roles(al: "Alignment", line: int) -> Localization | None:
+    """Queries, keys and values each computed right, by one call that returns them together (a fused split), but
+    the scores combine the wrong ones: the roles are assigned in another order on that line."""
+    if al.failing.name != "scores" or any(al.match.get(n) is None for n in ("queries", "keys", "values")):
+        return None
+    where = {al.entries[al.match[n]].line for n in ("queries", "keys", "values")}
+    if len(where) != 1 or line in where:
+        return None
+    split = where.pop()
+    return al.at(split, al.failing, f"line {split} computes the queries, keys and values, but the scores at line {line} "
+                                    f"combine other ones than the reference's queries and keys: the results of line "
+                                    f"{split} are taken in another order than they are laid out", through=None)
+
+
 def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None, *, train: bool = False,
-          source: str = "") -> Localization | None:
+          source: str = "", reference: list[Traced] = ()) -> Localization | None:
     """The last stage the submission reproduces, the first it doesn't, and the line where they part."""
     if not stages:
         return None
@@ -402,7 +484,8 @@ def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None
     al = Alignment(entries, stages, alts, match, failing, train)
     earlier, through = al.earlier, al.through
     start = match[through.name] if through is not None else -1
-    odd = [(i, e) for i, e in enumerate(entries) if not any(matches(e.tensor, s) for s in stages + alts)]
+    odd = [(i, e) for i, e in enumerate(entries) if not any(matches(e.tensor, s) for s in stages + alts)
+           and not also_computed(e, reference)]
     if found := dropout_misplaced(al, odd):  # (a training pass runs only when evaluation showed nothing)
         return found
     if train:  # anything else differing in training mode may be other random draws: only dropout itself is located
@@ -419,6 +502,8 @@ def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None
     pick = same_size[0] if same_size else (rest[0] if rest else None)
     if scrambled is not None and (pick is None or scrambled[0] <= pick[0]):
         i, e, s = scrambled
+        if s is failing and (swapped := swapped_roles(al, e.line)) is not None:
+            return swapped
         before = [p for p in stages[:stages.index(s)] if match[p.name] is not None]
         return al.at(e.line, s, f"the tensor at line {e.line} ({e.op}) holds the values of the {label(s.name)} in a different "
                                 f"arrangement (a wrong transpose, view or reshape)", before[-1] if before else None,
@@ -429,6 +514,8 @@ def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None
                                 f"have {tuple(s.tensor.shape)}: the same numbers, but the tensor at line {pick[1].line} "
                                 f"({pick[1].op}) then combines the wrong dimensions", None)
     if raised is not None and raised.get("line") and (pick is None or (not same_size and pick[1].line >= raised["line"])):
+        if failing.name == "masked_scores" and mask_built_at(source, raised["line"]) == (True, None):
+            return None  # raised applying a mask built over several lines: which one is wrong is not known
         return al.at(raised["line"], failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']} "
                                               f"before computing the {label(failing.name)}")
     if pick is None:
@@ -442,10 +529,21 @@ def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None
         return al.at(line, failing, f"your code matches the reference through the {label(through.name)} (line {line}) "
                                     f"and computes nothing from there: the {label(failing.name)} step is missing")
     i, e = pick
+    if failing.name == "angles" and (not same_size or frequencies_only(e.tensor, failing)):
+        return None  # the angles come from untraced constants (arange, base ** ...): no line can be trusted
+    if (low := half_precision(entries, i + 1)) is not None:
+        return al.at(low.line, failing, f"{al.prefix()}the tensor at line {low.line} ({low.op}) is computed in "
+                                        f"{str(low.tensor.dtype).removeprefix('torch.')}, and from there the "
+                                        f"{label(failing.name)} differ: keep this step in float32 or float64")
     if not same_size:
         return al.at(e.line, failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the first that differs: it has shape "
                                       f"{tuple(e.tensor.shape)} (the reference's {label(failing.name)}: {tuple(failing.tensor.shape)})")
     how, base, cause = explain_part(e.tensor, failing, stages[stages.index(failing) + 1:], earlier, alts)
+    if (swapped := swapped_roles(al, e.line)) is not None:
+        return swapped
+    moved, found = moved_mask(al, e.line, how, source)
+    if moved:
+        return found
     if base is not None and through is not None and base in earlier and earlier.index(base) < earlier.index(through) \
             and through.name not in PARALLEL:
         line = entries[start].line
@@ -552,9 +650,11 @@ def localize(ex, harness, source: str) -> Localization | None:
             return None
         n_lines = len(source.splitlines())
         for train in (False, True) if ex.dims.get("dropout") else (False,):
-            stages = stages_from_trace(trace_reference(harness.reference, {**call, "train": train}), lines)
+            reference = trace_reference(harness.reference, {**call, "train": train})
+            stages = stages_from_trace(reference, lines)
             entries, raised = validate(*request(harness, call, train), n_lines)
-            found = align(entries, stages, raised, train=train, source=source)
+            found = align(entries, stages, raised, train=train, source=source,
+                          reference=[r for r in reference if not any(r.tensor is s.tensor for s in stages)])
             if found is not None or raised is not None:
                 return found
         return None
