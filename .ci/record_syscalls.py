@@ -87,7 +87,7 @@ def grade_all(corpus: str) -> None:
     from grader.sandbox import Limits
 
     catalog = load_catalog()
-    limits = Limits(wall_s=60)
+    limits = Limits(time_s=60)
     graded = 0
     for number, path, both in files(corpus):
         ex = catalog.get(number)
@@ -167,6 +167,8 @@ def allowed(entry: str) -> bool:
     name, _, shown = entry.partition(" ")
     if name == "clone":
         return shown == "thread"
+    if name == "clone3":
+        return True  # answered ENOSYS on purpose: libc falls back to clone, whose flags the filter reads
     if name not in RESTRICTED_CALLS:
         return name in ALLOWED_CALLS
     names = {**{k: getattr(fcntl, k) for k in dir(fcntl) if k.startswith("F_")},
