@@ -26,7 +26,6 @@ from grader.sandbox.isolation import WeakSandbox, isolate_child, protect_grader,
 from grader.sandbox.limits import PACKAGE_PARENT, Limits, worker_env
 from grader.sandbox.zygote import Zygote, ZygoteError
 from grader.sandbox.textsafe import clean
-from grader.source import read_submission
 
 LIVE: set["Sandbox"] = set()  # running sandboxes, so that cancel_all() can stop them from another thread
 POLL_S = 0.1  # how often a waiting grader reads the worker's CPU time
@@ -61,9 +60,10 @@ class Sandbox:
 
     def __init__(self, submission: Path, *, source: str | None = None, limits: Limits = Limits(),
                  zygote: Zygote | None = None, forbidden: tuple[str, ...] = (), weak_ok: bool = False):
-        """source: the text the policy checked (read from submission when None); the worker compiles it."""
+        """source: the text the policy checked (grader.source.read_submission); the worker compiles exactly it.
+        Without it (the sandbox's own tests and self-check) the file is read as UTF-8."""
         self.submission = Path(submission)
-        self.text = (read_submission(self.submission) if source is None else source).encode("utf-8")
+        self.text = (self.submission.read_text(encoding="utf-8") if source is None else source).encode("utf-8")
         self.forbidden = list(forbidden)  # the exercise's forbidden APIs: the worker refuses them at run time
         if limits.cpu_s < limits.time_s + 30:  # RLIMIT_CPU counts the boot too: never the tighter bound
             limits = dataclasses.replace(limits, cpu_s=int(limits.time_s) + 30)
