@@ -9,6 +9,7 @@ import torch
 from grader.diagnosis.diagnoses import make
 from grader.diagnosis.behaviour import attempt, close, crash_or, delta, evidence, failed, match, report
 from grader.harness import compare, expect
+from grader.sandbox import SubmissionError
 from grader.suites import check, needs
 
 
@@ -64,6 +65,25 @@ def test_rope_float32(kit, ex):
     (got,), _ = kit.run(None, [x.float(), pos], dtype=torch.float32, check_shapes=False)
     want, _ = kit.ref_run(None, [x, pos])
     compare(got, want[0], "float32 rotated x", dtype=torch.float32)
+
+
+@check("numerics", evidence={"dtype_changed": "dtype_not_kept", "*": "rope_angle_precision"})
+def test_rope_half_precision_at_large_positions(kit, ex):
+    """float16 and bfloat16 in, at positions 3000..: the output within half-precision rounding of the reference.
+    Angles computed in the input's dtype are off by whole radians there (position x frequency needs float32).
+    A dtype the code cannot run on this CPU (torch.complex has no float16 kernel here, a GPU has) is not judged."""
+    c = ex.config
+    x = kit.randn(c["B"], c["H"], c["T"], c["d"], salt=8)
+    pos = positions("offset", c["T"])
+    want, _ = kit.ref_run(None, [x, pos])
+    for dtype in (torch.float16, torch.bfloat16):
+        try:
+            (got,), _ = kit.run(None, [x.to(dtype), pos], dtype=dtype, check_shapes=False)
+        except SubmissionError:
+            continue
+        rounded = want[0].to(dtype).double()  # the reference, rounded as a half-precision output must be
+        compare(got, rounded, f"{str(dtype).removeprefix('torch.')} rotated x at positions 3000..",
+                tol=(4e-2, 4e-2) if dtype is torch.bfloat16 else (8e-3, 8e-3))
 
 
 @check("numerics", evidence="wrong_output")
