@@ -45,8 +45,14 @@ DENIED_ATTRIBUTES = frozenset({
     "utils", "collect_env", "benchmark", "datapipes", "model_zoo", "package", "serialization", "export", "onnx",
     "profiler", "classes", "load_library", "numpy", "tofile", "fromfile", "dump", "dumps",
     "get_type_hints", "ForwardRef", "evaluate_forward_ref",
+    # torch APIs that import or hand back whatever a string or an error names (storage.type("os.x") imports os;
+    # the AttributeError it raises carries the module as .obj): found by the red-team round of issue 19
+    "untyped_storage", "typed_storage", "storage_type", "obj", "set_default_tensor_type",
 })
 ALLOWED_DUNDERS = frozenset({"__init__", "__name__", "__main__"})
+# Attribute names that are escape hatches wherever they are found, even on the file's own objects
+ESCAPES = DENIED_CALLS | frozenset({"system", "popen", "environ", "spawn", "execv", "execve", "import_module",
+                                    "CDLL", "PyDLL", "dlopen", "LoadLibrary", "modules", "builtins", "getframe"})
 # Special methods a submission's own classes may define: construction, representation, containers, operators.
 # Not the hooks through which Python or torch call back into a class on their own (__torch_function__,
 # __torch_dispatch__, __getattr__, __getattribute__, __init_subclass__, __set_name__, __class_getitem__, __del__,
@@ -204,23 +210,34 @@ def _called(call: ast.Call) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
-def _own_names(tree: ast.AST) -> set[str]:
-    """Every name the file binds or gives an object: variables, parameters, functions, classes, attributes it
-    assigns (self.q_proj = ...), keyword arguments it passes (SimpleNamespace(n_head=4)) and namedtuple fields."""
-    own = set()
+def _bound_names(tree: ast.AST) -> set[str]:
+    """Every name the file binds (variables, parameters, functions, classes, imports, except targets): a built-in
+    name the file rebinds is its own value, not the built-in."""
+    bound = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            own.add(node.id)
+            bound.add(node.id)
         elif isinstance(node, ast.arg):
-            own.add(node.arg)
+            bound.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.alias):
+            bound.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return bound
+
+
+def _own_attributes(tree: ast.AST) -> set[str]:
+    """The attribute names the file gives its own objects: attributes it assigns (self.q_proj = ...), what its
+    classes define (methods, fields), buffers and submodules it registers by name, namedtuple fields. Never
+    a keyword argument or a variable's name (NAMES = dict(getattr=1) must not make .getattr the file's own)."""
+    own = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            own.add(node.attr)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             own.add(node.name)
-        elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-            own.add(node.attr)
-        elif isinstance(node, ast.keyword) and node.arg:
-            own.add(node.arg)
-        elif isinstance(node, ast.alias):
-            own.add(node.asname or node.name.split(".")[0])
         elif isinstance(node, ast.Call) and _called(node) in NAMING_CALLS and node.args:
             first = node.args[0]  # self.register_buffer("mask", ...) names self.mask
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
@@ -230,11 +247,11 @@ def _own_names(tree: ast.AST) -> set[str]:
                 for sub in ast.walk(arg):
                     if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
                         own.update(re.findall(r"\w+", sub.value))
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            own.add(node.name)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            own.add(node.name)
-    return {n for n in own if not reachable.introspective(n)}
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):  # fields: class-level names
+        for item in cls.body:
+            targets = item.targets if isinstance(item, ast.Assign) else [item.target] if isinstance(item, ast.AnnAssign) else []
+            own.update(t.id for t in targets if isinstance(t, ast.Name))
+    return own
 
 
 def _library_names(tree: ast.AST) -> set[str]:
@@ -256,7 +273,8 @@ class _Checker(ast.NodeVisitor):
         self.found: list[Violation] = []
         self.docstrings = _docstrings(tree)
         self.own_private = _own_private_attributes(tree)
-        self.own = _own_names(tree)
+        self.bound = _bound_names(tree)
+        self.own = {n for n in _own_attributes(tree) if not reachable.introspective(n) and n not in ESCAPES}
         self.derefd = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}  # x in x.name
         self.library = _library_names(tree)  # names bound to a library object (t = torch.Tensor)
 
@@ -338,7 +356,7 @@ class _Checker(ast.NodeVisitor):
             if not self.check_forbidden(node, self.aliases[node.id]) and id(node) not in self.derefd \
                     and reachable.is_module(self.aliases[node.id]):
                 self.flag(node, "unsafe_code", f"the module {node.id} may only be used as {node.id}.<name>, not as a value")
-        elif isinstance(node.ctx, ast.Load) and node.id not in self.own and hasattr(builtins, node.id) \
+        elif isinstance(node.ctx, ast.Load) and node.id not in self.bound and hasattr(builtins, node.id) \
                 and node.id not in ALLOWED_BUILTINS and node.id not in self.policy.lifted:
             self.flag(node, "unsafe_code", f"the built-in {node.id} is not among those a submission may use")
 
@@ -353,7 +371,7 @@ class _Checker(ast.NodeVisitor):
         elif reachable.introspective(name):
             self.flag(node, "unsafe_code", f"{shown} is not allowed: frames, code, generators' internals and the "
                                            "class hierarchy are out of a submission's reach")
-        elif name in self.policy.denied_attributes or (name.startswith("_") and not own):
+        elif name in self.policy.denied_attributes or name in ESCAPES or (name.startswith("_") and not own):
             self.flag(node, "unsafe_code", f"{shown} is not allowed in a submission")
         elif dotted and dotted[0] in self.aliases:
             resolved = [*self.aliases[dotted[0]].split("."), *dotted[1:]]

@@ -347,3 +347,18 @@ def test_merge_reports_missing_and_repeated_shards(small_cohort):
     bad = run_grade("merge", root / "full.json", "-o", root / "x.json")
     assert bad.returncode == 2 and "not a partial gradebook" in bad.stderr and bad.stderr.count("\n") == 1
     assert run_grade("batch", root / "subs", "--shard", "4/3", "-o", root / "p.json").returncode == 2
+
+
+def test_a_name_with_a_newline_cannot_add_a_row_to_the_summary():
+    """Red-team round 2 of issue 19: a folder named "mallory\\ncarol   24/24 ✓" printed a fake row."""
+    from rich.console import Console
+
+    from grader.instructor.batch import Row
+    from grader.instructor.grading import ExerciseResult
+    from grader.instructor.summary import summary_table
+
+    row = Row("mallory\ncarol          24/24 ✓", "", [ExerciseResult(1, "self_attention", "failed", 3, 24, ["no_scaling"])])
+    console = Console(width=80, record=True, force_terminal=False)
+    console.print(summary_table([row], [1]))
+    lines = [line for line in console.export_text().splitlines() if "carol" in line]
+    assert len(lines) == 1 and "mallory" in lines[0] and "3/24" in lines[0], lines

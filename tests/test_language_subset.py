@@ -50,6 +50,12 @@ SDPA = ("torch.nn.functional.scaled_dot_product_attention",)
     "class T:\n    @classmethod\n    def __torch_function__(cls, func, types, args=(), kwargs=None):\n        return 1\n",
     "def __getattr__(name):\n    return 1\n",
     "class A:\n    def __init_subclass__(cls):\n        pass\n",
+    # red-team round 2: a torch API that imports by string, an error that hands back the module, and a
+    # keyword argument that made any attribute name the file's "own"
+    "import torch\ntry:\n    torch.zeros(1).untyped_storage().type('os.x')\nexcept AttributeError as e:\n    m = e.obj\n",
+    "NAMES = dict(getattr=1)\nB = (1).real\nG = B.getattr\n",
+    "class C:\n    def system(self):\n        pass\nc = C()\nc.system()\nx = (1).system\n",
+    "import torch\nS = torch.zeros(1).storage_type()\n",
 ])
 def test_routes_past_the_old_policy_are_refused(source):
     found = check(source, forbidden=SDPA)

@@ -2,9 +2,12 @@
 from outside the worker; the wall clock is only a generous backstop, reported as such (issue 20, item 1)."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
+
+import pytest
 
 import torch
 
@@ -46,6 +49,8 @@ def _graded(path):
     return v.score, [(t.name, t.status.value) for t in v.tests]
 
 
+@pytest.mark.skipif(not os.environ.get("ATTENTION_KIT_LOAD_TESTS"),
+                    reason="six CPU hogs would slow every other test of the run: .ci/run sets ATTENTION_KIT_LOAD_TESTS=1")
 def test_the_same_bytes_get_the_same_grade_beside_a_cpu_hog(tmp_path):
     path = _slow_but_correct(tmp_path)
     alone = _graded(path)

@@ -19,6 +19,11 @@ def marks(row) -> Text:
     return text
 
 
+def one_line(text: str) -> str:
+    """A cell of the summary: a name with a newline must not start a row of its own (a fake "24/24")."""
+    return clean(text, 200).replace("\n", "␤").replace("\t", " ")
+
+
 def summary_table(rows, numbers: list[int]) -> Table:
     """submission · total · one mark per exercise · the first diagnosis; long cells end in an ellipsis."""
     span = f"{numbers[0]}–{numbers[-1]}" if numbers == list(range(numbers[0], numbers[-1] + 1)) and len(numbers) > 1 \
@@ -31,6 +36,6 @@ def summary_table(rows, numbers: list[int]) -> Table:
     table.add_column("top diagnosis", no_wrap=True, overflow="ellipsis", ratio=3)
     for row in rows:
         top = next((d for e in row.exercises for d in e.diagnoses[:1]), "")
-        table.add_row(Text(clean(row.submission, 200)), f"{row.total}/{row.max_total}", marks(row),
-                      Text(clean(row.problem or top, 200)))
+        table.add_row(Text(one_line(row.submission)), f"{row.total}/{row.max_total}", marks(row),
+                      Text(one_line(row.problem or top)))
     return table
