@@ -51,7 +51,7 @@ DENIED_ATTRIBUTES = frozenset({
 })
 ALLOWED_DUNDERS = frozenset({"__init__", "__name__", "__main__"})
 # Attribute names that are escape hatches wherever they are found, even on the file's own objects
-ESCAPES = DENIED_CALLS | frozenset({"system", "popen", "environ", "spawn", "execv", "execve", "import_module",
+ESCAPES = DENIED_CALLS | frozenset({"attrname", "system", "popen", "environ", "spawn", "execv", "execve", "import_module",
                                     "CDLL", "PyDLL", "dlopen", "LoadLibrary", "modules", "builtins", "getframe"})
 # Special methods a submission's own classes may define: construction, representation, containers, operators.
 # Not the hooks through which Python or torch call back into a class on their own (__torch_function__,
@@ -254,14 +254,14 @@ def _own_attributes(tree: ast.AST) -> set[str]:
     return own
 
 
-def _library_names(tree: ast.AST) -> set[str]:
-    """Names assigned a bare attribute chain (t = torch.Tensor): changing their attributes changes a library."""
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and isinstance(node.value, ast.Attribute):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            found.update(t.id for t in targets if isinstance(t, ast.Name))
-    return found
+STORE_ROOTS = frozenset({"self", "ctx", "cls"})  # whose attributes a submission may set or delete
+
+
+def _root(node: ast.AST) -> str | None:
+    """The name an attribute or subscript chain starts from (self in self.cache[0].k), None for an expression."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 class _Checker(ast.NodeVisitor):
@@ -276,7 +276,6 @@ class _Checker(ast.NodeVisitor):
         self.bound = _bound_names(tree)
         self.own = {n for n in _own_attributes(tree) if not reachable.introspective(n) and n not in ESCAPES}
         self.derefd = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}  # x in x.name
-        self.library = _library_names(tree)  # names bound to a library object (t = torch.Tensor)
 
     def reachable(self, node, path: list[str]) -> bool:
         """Each step of a dotted path through modules must be in grader.reachable's allowlist."""
@@ -383,8 +382,9 @@ class _Checker(ast.NodeVisitor):
         elif not self.value_attribute(name):
             self.flag(node, "unsafe_code", f"{shown}: {name} is not an attribute of torch's tensors and modules, "
                                            "Python's built-in types or a name this file defines")
-        if not isinstance(node.ctx, ast.Load) and dotted and (dotted[0] in self.aliases or dotted[0] in self.library):
-            self.flag(node, "unsafe_code", f"{shown}: a submission may not change a library's attributes")
+        if not isinstance(node.ctx, ast.Load) and _root(node) not in STORE_ROOTS:
+            self.flag(node, "unsafe_code", f"{shown}: a submission sets attributes only on its own objects, through "
+                                           "self (or ctx in an autograd Function), never on a library's")
         self.generic_visit(node)
 
     def value_attribute(self, name: str) -> bool:

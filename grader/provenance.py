@@ -17,24 +17,29 @@ def _files(root: Path, suffixes=(".py", ".toml")) -> list[Path]:
         return [root]
     if not root.is_dir():
         return []
-    return sorted(p for p in root.rglob("*") if p.suffix in suffixes and "__pycache__" not in p.parts and p.is_file())
+    return sorted(p for p in root.rglob("*") if p.suffix in suffixes and p.is_file()
+                  and not {"__pycache__", "_kit"} & set(p.relative_to(root).parts))
 
 
 @lru_cache(maxsize=16)
-def _digest(roots: tuple[str, ...]) -> str:
+def _digest(roots: tuple[tuple[str, str], ...]) -> str:
     h = hashlib.sha256()
-    for root in map(Path, roots):
+    for label, root in roots:
+        root = Path(root)
         for path in _files(root):
-            h.update(str(path.relative_to(root.parent)).encode("utf-8", "surrogateescape") + b"\0")
+            name = label if path == root else f"{label}/{path.relative_to(root).as_posix()}"
+            h.update(name.encode("utf-8", "surrogateescape") + b"\0")
             h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
 
 def kit_digest(pack: Pack | None = None) -> str:
     """A hash of everything installed that decides a verdict: the whole grader package (runner, policy,
-    sandbox, suites, checks, diagnosis), the pack's metadata, references and own checks."""
+    sandbox, suites, checks, diagnosis), the pack's metadata, references and own checks. The same for a
+    checkout and for any install of it (an installed kit's copy of the pack, grader/_kit, counts as the pack)."""
     pack = pack or Pack.kit()
-    return _digest((str(PACKAGE_DIR), str(pack.info), str(pack.solutions), str(pack.checks)))
+    return _digest((("grader", str(PACKAGE_DIR)), ("info.toml", str(pack.info)), ("solutions", str(pack.solutions)),
+                    ("checks", str(pack.checks))))
 
 
 def torch_version() -> str:

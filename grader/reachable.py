@@ -42,7 +42,8 @@ STDLIB = {
     "typing": TYPING,
     "dataclasses": frozenset({"dataclass", "field", "fields", "replace", "asdict", "astuple", "InitVar",
                               "is_dataclass", "KW_ONLY", "MISSING"}),
-    "functools": frozenset({"partial", "reduce", "lru_cache", "cache", "cached_property", "wraps",
+    # not wraps/update_wrapper: their assigned/updated arguments get and set any attribute named by a string
+    "functools": frozenset({"partial", "reduce", "lru_cache", "cache", "cached_property",
                             "total_ordering", "partialmethod"}),
     "collections": frozenset({"OrderedDict", "defaultdict", "namedtuple", "deque", "Counter", "ChainMap", "abc"}),
     "collections.abc": "Capitalised",

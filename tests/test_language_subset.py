@@ -56,6 +56,11 @@ SDPA = ("torch.nn.functional.scaled_dot_product_attention",)
     "NAMES = dict(getattr=1)\nB = (1).real\nG = B.getattr\n",
     "class C:\n    def system(self):\n        pass\nc = C()\nc.system()\nx = (1).system\n",
     "import torch\nS = torch.zeros(1).storage_type()\n",
+    # red-team round 3: a helper that copies attributes named by strings, and a store on a library's object
+    "import functools\nimport torch\nf = functools.wraps(torch.softmax, assigned=('x',), updated=())\n",
+    "import functools\nfrom functools import wraps\n",
+    "import functools\ncp = functools.cached_property(len)\ncp.attrname = 'x'\n",
+    "import torch\nT = [torch.Tensor][0]\nT.numel = len\n",
 ])
 def test_routes_past_the_old_policy_are_refused(source):
     found = check(source, forbidden=SDPA)
