@@ -51,7 +51,7 @@ DENIED_ATTRIBUTES = frozenset({
 })
 ALLOWED_DUNDERS = frozenset({"__init__", "__name__", "__main__"})
 # Attribute names that are escape hatches wherever they are found, even on the file's own objects
-ESCAPES = DENIED_CALLS | frozenset({"attrname", "system", "popen", "environ", "spawn", "execv", "execve", "import_module",
+ESCAPES = DENIED_CALLS | frozenset({"attrname", "fget", "fset", "fdel", "system", "popen", "environ", "spawn", "execv", "execve", "import_module",
                                     "CDLL", "PyDLL", "dlopen", "LoadLibrary", "modules", "builtins", "getframe"})
 # Special methods a submission's own classes may define: construction, representation, containers, operators.
 # Not the hooks through which Python or torch call back into a class on their own (__torch_function__,
@@ -254,7 +254,28 @@ def _own_attributes(tree: ast.AST) -> set[str]:
     return own
 
 
-STORE_ROOTS = frozenset({"self", "ctx", "cls"})  # whose attributes a submission may set or delete
+def _folded(node: ast.AST) -> str | None:
+    """The string a + of string constants (or an f-string's constant parts) makes, else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _folded(node.left), _folded(node.right)
+        return left + right if left is not None and right is not None else None
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "" for v in node.values)
+    return None
+
+
+STORE_ROOTS = frozenset({"self", "ctx", "cls"})  # a method's receiver: whose attributes a submission may set
+
+
+def _plain_methods(tree: ast.AST) -> dict[str, set[str]]:
+    """Own class -> the methods that take an instance (not static or class methods)."""
+    out = {}
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        out[cls.name] = {f.name for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                         and not any(_dotted(d) in (["staticmethod"], ["classmethod"]) for d in f.decorator_list)}
+    return out
 
 
 def _root(node: ast.AST) -> str | None:
@@ -272,7 +293,11 @@ class _Checker(ast.NodeVisitor):
         self.aliases: dict[str, str] = {}
         self.found: list[Violation] = []
         self.docstrings = _docstrings(tree)
+        self.in_class = {id(item) for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef) for item in cls.body
+                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}  # methods, by node
         self.own_private = _own_private_attributes(tree)
+        self.methods: list[str | None] = []  # per enclosing function: its receiver (first parameter) if a method
+        self.unbound = _plain_methods(tree)  # own class name -> its plain methods (reached only through an instance)
         self.bound = _bound_names(tree)
         self.own = {n for n in _own_attributes(tree) if not reachable.introspective(n) and n not in ESCAPES}
         self.derefd = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}  # x in x.name
@@ -382,10 +407,19 @@ class _Checker(ast.NodeVisitor):
         elif not self.value_attribute(name):
             self.flag(node, "unsafe_code", f"{shown}: {name} is not an attribute of torch's tensors and modules, "
                                            "Python's built-in types or a name this file defines")
-        if not isinstance(node.ctx, ast.Load) and _root(node) not in STORE_ROOTS:
+        if not isinstance(node.ctx, ast.Load) and not self.own_receiver(_root(node)):
             self.flag(node, "unsafe_code", f"{shown}: a submission sets attributes only on its own objects, through "
-                                           "self (or ctx in an autograd Function), never on a library's")
+                                           "a method's self (or ctx in an autograd Function), never on a library's")
+        if isinstance(node.value, ast.Name) and name in self.unbound.get(node.value.id, ()):
+            self.flag(node, "unsafe_code", f"{shown}: call a method through an instance, not through its class (there "
+                                           "self could be any object)")
+        if isinstance(node.value, ast.Call) and _called(node.value) == "type" and name != "__name__":
+            self.flag(node, "unsafe_code", f"{shown}: the class of an object is only for isinstance() and __name__")
         self.generic_visit(node)
+
+    def own_receiver(self, root: str | None) -> bool:
+        """Whether root is the self (or ctx, cls) of the method being checked: the only objects a file may change."""
+        return root in STORE_ROOTS and bool(self.methods) and self.methods[-1] == root
 
     def value_attribute(self, name: str) -> bool:
         return name in reachable.value_attributes() or name in self.own or name in self.policy.lifted
@@ -401,6 +435,11 @@ class _Checker(ast.NodeVisitor):
                 self.flag(node, "unsafe_code", f"the module {shown} may only be used as {shown}.<name>, not as a value")
                 return False
             return True
+        if reachable.is_module(".".join(path[:-2])) and path[-2][:1].isupper():
+            self.flag(node, "unsafe_code", f"{shown}: a library class may be called, subclassed or used in isinstance(), "
+                                           "but its attributes are reached through an instance (there self could be "
+                                           "any object)")
+            return False
         if not self.value_attribute(name):
             self.flag(node, "unsafe_code", f"{shown}: {name} is not an attribute of torch's tensors and modules, "
                                            "Python's built-in types or a name this file defines")
@@ -414,6 +453,13 @@ class _Checker(ast.NodeVisitor):
     def visit_Call(self, node):
         if isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) + len(node.keywords) != 1:
             self.flag(node, "unsafe_code", "type() may only ask for an object's type (type(x)), not build a class")
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node):
+        """"__glob" + "als__": a string built from pieces is checked as the whole it makes."""
+        text = _folded(node)
+        if text is not None:
+            self.visit_Constant(ast.copy_location(ast.Constant(text), node))
         self.generic_visit(node)
 
     def visit_Await(self, node):
@@ -453,7 +499,19 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, "unsafe_code", f"a submission may not define {node.name}: Python or torch would call it on "
                                            "their own")
         self.check_annotation(node.returns)
+        params = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg]
+        receiver = params[0].arg if params[0] is not None and id(node) in self.in_class else None
+        for i, arg in enumerate(p for p in params if p is not None):
+            if arg.arg in ("self", "cls") and (i or receiver is None):
+                self.flag(arg, "unsafe_code", f"{arg.arg} may only be the first parameter of a method")
+        self.methods.append(receiver)
         self.generic_visit(node)
+        self.methods.pop()
+
+    def visit_Lambda(self, node):
+        self.methods.append(None)
+        self.generic_visit(node)
+        self.methods.pop()
 
     def visit_AsyncFunctionDef(self, node):
         self.visit_Await(node)

@@ -68,7 +68,7 @@ EXTRA_VALUE_ATTRIBUTES = frozenset({
     "cache_info", "cache_clear",  # functools.lru_cache
     "most_common", "elements", "subtract", "total", "move_to_end", "appendleft", "popleft", "extendleft",
     "rotate", "maxlen", "default_factory", "maps", "new_child", "parents",  # collections
-    "setter", "getter", "deleter", "fget", "fset", "fdel",  # property
+    "setter", "getter", "deleter",  # property (not fget/fset/fdel: a library's getter called on any object)
     "real", "imag", "numerator", "denominator", "start", "stop", "step",
 })
 

@@ -61,6 +61,15 @@ SDPA = ("torch.nn.functional.scaled_dot_product_attention",)
     "import functools\nfrom functools import wraps\n",
     "import functools\ncp = functools.cached_property(len)\ncp.attrname = 'x'\n",
     "import torch\nT = [torch.Tensor][0]\nT.numel = len\n",
+    # red-team round 4: self is only a name (a method called through its class, a function's `self`
+    # parameter), a library property's getter called on any object, dunders built from pieces
+    "class Box:\n    def put(self, v):\n        self.x = v\nBox.put(len, 1)\n",
+    "def put(self, v):\n    self.name = v\n",
+    "class A:\n    def f(self):\n        def g(o):\n            self.x = o\n        return g\n",
+    "import torch.nn as nn\ng = nn.RNN.all_weights.fget\n",
+    "import torch.nn as nn\nm = nn.Linear.forward\n",
+    "x = type(1).bit_length\n",
+    "n = '__glob' + 'als__'\n",
 ])
 def test_routes_past_the_old_policy_are_refused(source):
     found = check(source, forbidden=SDPA)
