@@ -301,6 +301,7 @@ class _Checker(ast.NodeVisitor):
         self.bound = _bound_names(tree)
         self.own = {n for n in _own_attributes(tree) if not reachable.introspective(n) and n not in ESCAPES}
         self.derefd = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}  # x in x.name
+        self.called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}  # f in f(...)
 
     def reachable(self, node, path: list[str]) -> bool:
         """Each step of a dotted path through modules must be in grader.reachable's allowlist."""
@@ -380,6 +381,9 @@ class _Checker(ast.NodeVisitor):
             if not self.check_forbidden(node, self.aliases[node.id]) and id(node) not in self.derefd \
                     and reachable.is_module(self.aliases[node.id]):
                 self.flag(node, "unsafe_code", f"the module {node.id} may only be used as {node.id}.<name>, not as a value")
+        elif node.id == "type" and node.id not in self.bound and id(node) not in self.called:
+            self.flag(node, "unsafe_code", "type may only be called as type(x), not kept as a value (type(name, bases, "
+                                           "namespace) builds any class)")
         elif isinstance(node.ctx, ast.Load) and node.id not in self.bound and hasattr(builtins, node.id) \
                 and node.id not in ALLOWED_BUILTINS and node.id not in self.policy.lifted:
             self.flag(node, "unsafe_code", f"the built-in {node.id} is not among those a submission may use")
@@ -451,7 +455,8 @@ class _Checker(ast.NodeVisitor):
                                        "looks attributes up by name); use if/elif")
 
     def visit_Call(self, node):
-        if isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) + len(node.keywords) != 1:
+        if isinstance(node.func, ast.Name) and node.func.id == "type" and node.func.id not in self.bound and (
+                len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred)):
             self.flag(node, "unsafe_code", "type() may only ask for an object's type (type(x)), not build a class")
         self.generic_visit(node)
 

@@ -40,14 +40,17 @@ STDLIB = {
     "math": ANY_PUBLIC,
     "itertools": ANY_PUBLIC,
     "typing": TYPING,
-    "dataclasses": frozenset({"dataclass", "field", "fields", "replace", "asdict", "astuple", "InitVar",
-                              "is_dataclass", "KW_ONLY", "MISSING"}),
+    # not fields/asdict/astuple: a field's default is whatever getattr(cls, name) found, a library method included
+    "dataclasses": frozenset({"dataclass", "field", "replace", "InitVar", "is_dataclass", "KW_ONLY", "MISSING"}),
     # not wraps/update_wrapper: their assigned/updated arguments get and set any attribute named by a string
     "functools": frozenset({"partial", "reduce", "lru_cache", "cache", "cached_property",
                             "total_ordering", "partialmethod"}),
     "collections": frozenset({"OrderedDict", "defaultdict", "namedtuple", "deque", "Counter", "ChainMap", "abc"}),
-    "collections.abc": "Capitalised",
-    "numbers": "Capitalised",
+    # the abstract classes themselves, never their metaclass (ABCMeta("C", bases, namespace) builds any class)
+    "collections.abc": frozenset({"Iterable", "Iterator", "Reversible", "Sized", "Container", "Collection", "Callable",
+                                  "Sequence", "MutableSequence", "Mapping", "MutableMapping", "Set", "MutableSet",
+                                  "Hashable", "Generator"}),
+    "numbers": frozenset({"Number", "Complex", "Real", "Rational", "Integral"}),
     "__future__": frozenset({"annotations"}),
 }
 

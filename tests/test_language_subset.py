@@ -70,6 +70,12 @@ SDPA = ("torch.nn.functional.scaled_dot_product_attention",)
     "import torch.nn as nn\nm = nn.Linear.forward\n",
     "x = type(1).bit_length\n",
     "n = '__glob' + 'als__'\n",
+    # red-team round 5: a metaclass as a class factory, dataclass fields' defaults as a getattr on a class
+    "import numbers\nC = numbers.ABCMeta('C', (object,), {})\n",
+    "from numbers import ABCMeta\n",
+    "import dataclasses\nd = dataclasses.fields\n",
+    "C = type(*('C', (object,), {}))\n",
+    "t = type\nC = t('C', (object,), {})\n",
 ])
 def test_routes_past_the_old_policy_are_refused(source):
     found = check(source, forbidden=SDPA)
@@ -137,6 +143,19 @@ def test_every_module_an_allowlisted_attribute_holds_is_tracked_as_a_module():
             value = getattr(owner, name, None)
             if isinstance(value, types.ModuleType):
                 assert reachable.is_module(f"{module}.{name}"), f"{module}.{name} is a module the table does not cover"
+
+
+def test_no_allowlisted_attribute_is_a_metaclass():
+    """A metaclass called with three arguments builds any class from a namespace of strings (numbers.ABCMeta was
+    one, found by the red-team round 5 of issue 19): none may be reachable."""
+    found = []
+    for module in reachable.table():
+        owner = importlib.import_module(module)
+        for name in dir(owner):
+            value = getattr(owner, name, None)
+            if reachable.allowed(module, name) and isinstance(value, type) and issubclass(value, type):
+                found.append(f"{module}.{name}")
+    assert found == []
 
 
 # -- the fuzz: whatever passes the policy reaches nothing outside the subset -------------------------
