@@ -70,6 +70,8 @@ def submission_code(exc) -> str:
         return "not_implemented"
     if exc.memory:
         return "out_of_memory"
+    if exc.type == "ForbiddenAPI":  # the worker refused a forbidden kernel at run time, however it was reached
+        return "forbidden_api"
     for kind, fragment, code in _TORCH_ERRORS:
         if exc.type == kind and fragment in exc.message:
             return code

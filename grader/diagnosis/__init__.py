@@ -38,6 +38,9 @@ def diagnose(ex, harness, verdict: Verdict, *, violations=(), syntax=None, untou
         from grader.pack import load_module
 
         EXTRA.update(getattr(load_module(ex.module_path), "DIAGNOSES", {}))
+    forbidden = [f for f in failures if f.code == "forbidden_api"]
+    if forbidden:  # whatever else failed followed from it: every later answer of the worker reports it
+        return [make("forbidden_api", forbidden[0].message)]
     found: list[Diagnosis] = []
     gone = harness.sandbox.gone if harness.sandbox is not None else None
     if gone is not None and gone.reason == "timeout":

@@ -86,6 +86,46 @@ KERNELS = {"scaled_dot_product_attention": "scaled_dot_product", "MultiheadAtten
            "multi_head_attention_forward": "multi_head_attention"}
 
 
+# The dispatcher's kernels behind a forbidden API, replaced in this worker by one that refuses: unlike the modes
+# above, a submission that switched the Python-level watch off still meets these (SECURITY.md, layer 4).
+KERNEL_BLOCKS = {
+    "scaled_dot_product_attention": [
+        ("scaled_dot_product_attention", "CompositeImplicitAutograd"),
+        ("_scaled_dot_product_attention_math", "CompositeImplicitAutograd"),
+        ("_scaled_dot_product_flash_attention_for_cpu", "CPU"),
+        ("_scaled_dot_product_flash_attention_for_cpu_backward", "CPU"),
+        ("_scaled_dot_product_flash_attention", "CUDA"), ("_scaled_dot_product_efficient_attention", "CUDA"),
+        ("_scaled_dot_product_cudnn_attention", "CUDA"),
+    ],
+    "MultiheadAttention": [("_native_multi_head_attention", "CPU"), ("_native_multi_head_attention", "CUDA")],
+    "multi_head_attention_forward": [("_native_multi_head_attention", "CPU"), ("_native_multi_head_attention", "CUDA")],
+}
+
+
+def block_kernels(forbidden: list[str], used: set[str]):
+    """Replace the kernels behind the forbidden APIs with one that records the call and refuses; returns the
+    registration (it lasts as long as the object does), or None when nothing is forbidden."""
+    import warnings
+
+    from torch.library import Library
+
+    blocks = [(api, op, key) for api in forbidden for op, key in KERNEL_BLOCKS.get(api.rsplit(".", 1)[-1], [])]
+    if not blocks:
+        return None
+    lib = Library("aten", "IMPL")
+    for api, op, key in blocks:
+        def refuse(*args, _api=api, _op=op, **kwargs):
+            used.add(_api)
+            raise ForbiddenAPI(f"forbidden_api: {_api} is not allowed in this exercise (called at run time as aten::{_op})")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
+            try:
+                lib.impl(op, refuse, key)
+            except (RuntimeError, ValueError):  # an op or key this build of torch does not have
+                continue
+    return lib
+
+
 class ForbiddenAPI(Exception):
     """The submission called an API its exercise forbids (found at run time, however it was reached)."""
 
@@ -169,6 +209,7 @@ class Worker:
         self.forbidden: list[str] = []  # the exercise's forbidden APIs, sent with the load request
         self.used: set[str] = set()  # those the submission called
         self.watch: Watch | None = None  # built from forbidden before the submission is imported
+        self.blocked = None  # the refusing kernels behind the forbidden APIs (block_kernels)
 
     # -- error reporting ------------------------------------------------------------------
     def error(self, exc: BaseException) -> dict:
@@ -195,6 +236,7 @@ class Worker:
         """Compile exactly the text the grader's policy checked (sent with the request), as a str."""
         self.forbidden = [f for f in req.get("forbidden") or [] if isinstance(f, str)]
         self.watch = Watch(self.forbidden, self.used) if self.forbidden else None
+        self.blocked = block_kernels(self.forbidden, self.used)
         text = bytes(tensors["source"].numpy()).decode("utf-8")
         module = types.ModuleType("submission")
         module.__file__ = self.path
