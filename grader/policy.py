@@ -48,6 +48,8 @@ DENIED_ATTRIBUTES = frozenset({
     # torch APIs that import or hand back whatever a string or an error names (storage.type("os.x") imports os;
     # the AttributeError it raises carries the module as .obj): found by the red-team round of issue 19
     "untyped_storage", "typed_storage", "storage_type", "obj", "set_default_tensor_type",
+    # nn.ParameterDict's p[key] and p[key] = v are getattr and setattr by a run-time string (red-team round 6)
+    "ParameterDict",
 })
 ALLOWED_DUNDERS = frozenset({"__init__", "__name__", "__main__"})
 # Attribute names that are escape hatches wherever they are found, even on the file's own objects
@@ -449,6 +451,24 @@ class _Checker(ast.NodeVisitor):
                                            "Python's built-in types or a name this file defines")
             return False
         return True
+
+    def visit_ClassDef(self, node):
+        """In the class body a method is a plain function: called or kept there, its self could be anything."""
+        methods = self.unbound.get(node.name, set())
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            for sub in ast.walk(item):
+                if isinstance(sub, ast.Name) and sub.id in methods and isinstance(sub.ctx, ast.Load):
+                    self.flag(sub, "unsafe_code", f"{sub.id}: a method is called through an instance, not used as a "
+                                                  "plain function in its class body")
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for dec in item.decorator_list:
+                    for sub in ast.walk(dec):
+                        if isinstance(sub, ast.Name) and sub.id in methods:
+                            self.flag(sub, "unsafe_code", f"{sub.id}: a method may not decorate another")
+        self.generic_visit(node)
 
     def visit_Match(self, node):
         self.flag(node, "unsafe_code", "match statements are not part of a submission's language (a class pattern "

@@ -76,6 +76,11 @@ SDPA = ("torch.nn.functional.scaled_dot_product_attention",)
     "import dataclasses\nd = dataclasses.fields\n",
     "C = type(*('C', (object,), {}))\n",
     "t = type\nC = t('C', (object,), {})\n",
+    # red-team round 6: a method used as a plain function in its own class body, ParameterDict's string keys
+    "class Box:\n    def put(self, v):\n        self.x = v\n    put(len, 1)\n",
+    "class Box:\n    def put(self, v):\n        self.x = v\n    stash = [put]\n",
+    "class Box:\n    def put(self, v):\n        self.x = v\n    other = staticmethod(put)\n",
+    "import torch.nn as nn\npd = nn.ParameterDict()\n",
 ])
 def test_routes_past_the_old_policy_are_refused(source):
     found = check(source, forbidden=SDPA)

@@ -102,17 +102,18 @@ KERNEL_BLOCKS = {
 }
 
 
-def block_kernels(forbidden: list[str], used: set[str]):
-    """Replace the kernels behind the forbidden APIs with one that records the call and refuses; returns the
-    registration (it lasts as long as the object does), or None when nothing is forbidden."""
+def block_kernels(forbidden: list[str], used: set[str]) -> int:
+    """Replace the kernels behind the forbidden APIs with one that records the call and refuses; returns how
+    many were replaced. The registration is leaked on purpose and never reachable from Python (no Library
+    wrapper, whose finalizer or _destroy() would undo it, and no reference that gc.get_objects() could find)."""
+    import ctypes
     import warnings
-
-    from torch.library import Library
 
     blocks = [(api, op, key) for api in forbidden for op, key in KERNEL_BLOCKS.get(api.rsplit(".", 1)[-1], [])]
     if not blocks:
-        return None
-    lib = Library("aten", "IMPL")
+        return 0
+    registration = torch._C._dispatch_library("IMPL", "aten", "", __file__, 0)
+    done = 0
     for api, op, key in blocks:
         def refuse(*args, _api=api, _op=op, **kwargs):
             used.add(_api)
@@ -120,10 +121,12 @@ def block_kernels(forbidden: list[str], used: set[str]):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
             try:
-                lib.impl(op, refuse, key)
+                registration.impl(op, key, refuse, False)
+                done += 1
             except (RuntimeError, ValueError):  # an op or key this build of torch does not have
                 continue
-    return lib
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(registration))  # lives as long as the worker, unreachable
+    return done
 
 
 class ForbiddenAPI(Exception):
@@ -209,7 +212,7 @@ class Worker:
         self.forbidden: list[str] = []  # the exercise's forbidden APIs, sent with the load request
         self.used: set[str] = set()  # those the submission called
         self.watch: Watch | None = None  # built from forbidden before the submission is imported
-        self.blocked = None  # the refusing kernels behind the forbidden APIs (block_kernels)
+        self.blocked = 0  # how many kernels behind the forbidden APIs refuse (block_kernels)
 
     # -- error reporting ------------------------------------------------------------------
     def error(self, exc: BaseException) -> dict:
