@@ -1,10 +1,12 @@
-"""Static policy check on a submission's syntax tree, run before any of its code executes.
+"""The submission's language: a subset of Python defined by allowlist, checked on the syntax tree before any
+of its code runs (SECURITY.md, layer 1, writes the rules down).
 
-The first of two layers (the second is the sandbox worker's runtime isolation, see SECURITY.md).
-It refuses imports outside an allowlist and the escape hatches attention code never needs: calls
-such as eval/exec/open/getattr, dunder attribute walks (also inside strings, which str.format and
-typing evaluate), private attributes, and module attributes that reach the OS, files, pickles,
-compilers or the network (``torch.os``, ``torch.utils``, ``torch.hub``, ``tensor.numpy().tofile``).
+The first of two layers (the second is the sandbox worker's runtime isolation). Imports, builtins, the
+attributes of modules (grader/reachable.py) and of values (torch's and Python's public API, or names the file
+gives its own objects) come from allowlists; modules are never values; frames, generators' internals, code,
+tracebacks, dunders and private names are unreachable; attributes are set only through a method's receiver;
+no class factory, no pattern matching, no callback special methods. Every rule here closed a route that a
+red-team round of issue 19 found, and each route is kept in tests/adversarial/.
 
 The policy is instructor-extensible, never by the submission's author:
 
@@ -53,8 +55,10 @@ DENIED_ATTRIBUTES = frozenset({
 })
 ALLOWED_DUNDERS = frozenset({"__init__", "__name__", "__main__"})
 # Attribute names that are escape hatches wherever they are found, even on the file's own objects
-ESCAPES = DENIED_CALLS | frozenset({"attrname", "fget", "fset", "fdel", "system", "popen", "environ", "spawn", "execv", "execve", "import_module",
-                                    "CDLL", "PyDLL", "dlopen", "LoadLibrary", "modules", "builtins", "getframe"})
+ESCAPES = DENIED_CALLS | frozenset({
+    "attrname", "fget", "fset", "fdel", "system", "popen", "environ", "spawn", "execv", "execve", "import_module",
+    "CDLL", "PyDLL", "dlopen", "LoadLibrary", "modules", "builtins", "getframe",
+})
 # Special methods a submission's own classes may define: construction, representation, containers, operators.
 # Not the hooks through which Python or torch call back into a class on their own (__torch_function__,
 # __torch_dispatch__, __getattr__, __getattribute__, __init_subclass__, __set_name__, __class_getitem__, __del__,
