@@ -19,6 +19,7 @@ from grader import provenance
 from grader.results import Status, TestResult, Verdict
 from grader.sandbox import Limits, Sandbox, SubmissionError, WorkerGone
 from grader.sandbox.isolation import WeakSandbox, given_up, gpu_devices, refusal
+from grader.sandbox.cputime import run_state
 from grader.sandbox.zygote import Zygote
 from grader.source import Unreadable, is_blank, read_submission
 
@@ -239,19 +240,10 @@ def vitals(pid: int) -> tuple | None:
         return None
 
 
-def _run_state(pid: int) -> str:
-    """The kernel's one-letter state of pid (R, S, T stopped, Z zombie, ...); X if it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0].decode()
-    except (OSError, IndexError):
-        return "X"
-
-
 def _healthy(zygote: Zygote) -> bool:
     """Running, not stopped, and with the limits and scheduling it started with: a submission that signalled
     or re-limited its fork server (where workers share the grader's uid) must not cost the next one."""
-    return zygote.alive and _run_state(zygote.proc.pid) not in "TtZX" and vitals(zygote.proc.pid) == _ZYGOTE_VITALS
+    return zygote.alive and run_state(zygote.proc.pid) not in "TtZX" and vitals(zygote.proc.pid) == _ZYGOTE_VITALS
 
 
 def drop_zygote() -> None:

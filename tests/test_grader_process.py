@@ -127,10 +127,10 @@ def test_a_file_replaced_after_it_was_hashed_is_not_what_gets_graded(tmp_path, m
 # -- batch: a candidate who breaks the fork server costs no one else their row ---------------------------
 
 def _wait_state(pid: int, state: str) -> None:
-    from grader.runner import _run_state
+    from grader.sandbox.cputime import run_state
 
     deadline = time.monotonic() + 10
-    while _run_state(pid) != state and time.monotonic() < deadline:
+    while run_state(pid) != state and time.monotonic() < deadline:
         time.sleep(0.01)
 
 
