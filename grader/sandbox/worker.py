@@ -97,23 +97,21 @@ KERNEL_BLOCKS = {
         ("_scaled_dot_product_flash_attention", "CUDA"), ("_scaled_dot_product_efficient_attention", "CUDA"),
         ("_scaled_dot_product_cudnn_attention", "CUDA"),
     ],
-    "MultiheadAttention": [("_native_multi_head_attention", "CPU"), ("_native_multi_head_attention", "CUDA")],
-    "multi_head_attention_forward": [("_native_multi_head_attention", "CPU"), ("_native_multi_head_attention", "CUDA")],
 }
+KERNEL_BLOCKS["MultiheadAttention"] = KERNEL_BLOCKS["multi_head_attention_forward"] = [
+    ("_native_multi_head_attention", "CPU"), ("_native_multi_head_attention", "CUDA")]
 
 
-def block_kernels(forbidden: list[str], used: set[str]) -> int:
-    """Replace the kernels behind the forbidden APIs with one that records the call and refuses; returns how
-    many were replaced. The registration is leaked on purpose and never reachable from Python (no Library
+def block_kernels(forbidden: list[str], used: set[str]) -> None:
+    """Replace the kernels behind the forbidden APIs with one that records the call and refuses. The registration is leaked on purpose and never reachable from Python (no Library
     wrapper, whose finalizer or _destroy() would undo it, and no reference that gc.get_objects() could find)."""
     import ctypes
     import warnings
 
     blocks = [(api, op, key) for api in forbidden for op, key in KERNEL_BLOCKS.get(api.rsplit(".", 1)[-1], [])]
     if not blocks:
-        return 0
+        return
     registration = torch._C._dispatch_library("IMPL", "aten", "", __file__, 0)
-    done = 0
     for api, op, key in blocks:
         def refuse(*args, _api=api, _op=op, **kwargs):
             used.add(_api)
@@ -122,11 +120,9 @@ def block_kernels(forbidden: list[str], used: set[str]) -> int:
             warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
             try:
                 registration.impl(op, key, refuse, False)
-                done += 1
             except (RuntimeError, ValueError):  # an op or key this build of torch does not have
                 continue
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(registration))  # lives as long as the worker, unreachable
-    return done
 
 
 class ForbiddenAPI(Exception):
@@ -212,7 +208,6 @@ class Worker:
         self.forbidden: list[str] = []  # the exercise's forbidden APIs, sent with the load request
         self.used: set[str] = set()  # those the submission called
         self.watch: Watch | None = None  # built from forbidden before the submission is imported
-        self.blocked = 0  # how many kernels behind the forbidden APIs refuse (block_kernels)
 
     # -- error reporting ------------------------------------------------------------------
     def error(self, exc: BaseException) -> dict:
@@ -239,7 +234,7 @@ class Worker:
         """Compile exactly the text the grader's policy checked (sent with the request), as a str."""
         self.forbidden = [f for f in req.get("forbidden") or [] if isinstance(f, str)]
         self.watch = Watch(self.forbidden, self.used) if self.forbidden else None
-        self.blocked = block_kernels(self.forbidden, self.used)
+        block_kernels(self.forbidden, self.used)
         text = bytes(tensors["source"].numpy()).decode("utf-8")
         module = types.ModuleType("submission")
         module.__file__ = self.path
