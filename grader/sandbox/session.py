@@ -203,11 +203,9 @@ class Sandbox:
         if time.monotonic() > self.deadline:
             raise self._fail("timeout", self._backstop_message(spent))
 
-    def _wait(self, sel) -> bool:
-        """select() in short steps, checking the budget between them; True once the pipe is ready."""
-        while True:
-            if sel.select(min(POLL_S, self.remaining())):
-                return True
+    def _wait(self, sel) -> None:
+        """select() in short steps, checking the budget between them, until the pipe is ready."""
+        while not sel.select(min(POLL_S, self.remaining())):
             self._check_budget()
 
     # -- requests --------------------------------------------------------------------------
