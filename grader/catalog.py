@@ -40,6 +40,7 @@ DIMS = ("input", "output", "heads", "kv_heads", "context", "context_width", "dro
 LIMITS = ("memory_mb", "cpu_s")
 TOP_KEYS = {"format_version", "allowed_imports", "points", "policy", "exercise"}
 CATEGORIES = ("policy", "api", "shape", "numerics", "masking", "dropout", "device")
+CATEGORY_NAME = re.compile(r"[a-z][a-z0-9_]{0,30}")  # a pack declares its own categories as keys of [points]
 
 __all__ = ["Catalog", "CatalogError", "Exercise", "PACKAGE_DIR", "Pack", "UnknownExercise", "check_forbidden", "kit_dir",
            "load_catalog"]
@@ -111,6 +112,11 @@ class Catalog:
     points: dict
     allowed_imports: tuple[str, ...]
     pack: Pack = field(default_factory=Pack.kit, compare=False)
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        """The kit's categories, then those the pack declares in [points], in its order."""
+        return CATEGORIES + tuple(c for c in self.points if c not in CATEGORIES)
 
     def get(self, key: str | int) -> Exercise:
         """Look an exercise up by number ("3", 3, "03") or slug ("causal_attention")."""
@@ -353,9 +359,12 @@ def read_catalog(pack: Pack) -> Catalog:
     for key in ("points", "allowed_imports", "exercise"):
         if key not in data:
             raise CatalogError(f"{path}: {key}: missing")
-    for cat in data["points"]:
-        if cat not in CATEGORIES:
-            raise CatalogError(f"{path}: points.{cat}: unknown category (known: {', '.join(CATEGORIES)})")
+    for cat, value in data["points"].items():
+        if cat not in CATEGORIES and not CATEGORY_NAME.fullmatch(cat):
+            raise CatalogError(f"{path}: points.{cat}: a category of its own is a lower-case name like 'window' "
+                               f"(the kit's: {', '.join(CATEGORIES)})")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise CatalogError(f"{path}: points.{cat}: {value!r} is not a whole number of points >= 0")
     seen: dict = {}
     exercises = []
     for i, e in enumerate(data["exercise"]):
