@@ -55,3 +55,10 @@ def test_the_tree_reader_sees_a_missing_line():
     assert "grader/instructor/merge.py" in named_in_tree()
     assert "grader/sandbox/zygote.py" in named_in_tree() and "grader/sandbox" in named_in_tree()
     assert "grader/no_such.py" not in named_in_tree()
+
+
+def test_the_fast_subset_names_real_modules():
+    from tests.conftest import FAST_MODULES
+
+    missing = [m for m in FAST_MODULES if not (ROOT / "tests" / f"{m}.py").is_file()]
+    assert not missing, f"tests/conftest.py FAST_MODULES names no such test file: {missing}"
