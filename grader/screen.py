@@ -61,12 +61,12 @@ def frame(base: Console, *, status: str, body, prompt: str, keys: str, columns: 
     total = len(content)
     if total <= room:
         return [top, *content, *[""] * (room - total), one_line(base, prompt, width), one_line(base, keys, width)], 0, total
-    visible = room - 2  # a marker line above and below when the body scrolls
-    scroll = max(0, min(scroll, total - visible))
-    above = one_line(base, f"[dim]  ↑ {lines(scroll)} above: k/↑, b/PgUp, g top[/]" if scroll else "", width)
+    scroll = max(0, min(scroll, total - (room - 2)))
+    visible = room - 2 if scroll else room - 1  # a marker line below, and above once scrolled
     hidden = total - scroll - visible
     below = one_line(base, f"[dim]  ↓ {lines(hidden)} more: j/↓, space/PgDn, G end[/]" if hidden else "", width)
-    return ([top, above, *content[scroll:scroll + visible], below, one_line(base, prompt, width),
+    above = [one_line(base, f"[dim]  ↑ {lines(scroll)} above: k/↑, b/PgUp, g top[/]", width)] if scroll else []
+    return ([top, *above, *content[scroll:scroll + visible], below, one_line(base, prompt, width),
              one_line(base, keys, width)], scroll, total)
 
 
