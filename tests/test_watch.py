@@ -153,7 +153,10 @@ def test_watch_is_one_screen_at_80x24_where_every_key_works(workspace):
         term.press("q")  # leaves the pager, back to watch, still on exercise 3
         assert term.on_screen("n or Enter: exercise 5")[0].startswith("exercise 3/12")
         term.resize(100, 30)
-        screen = term.on_screen("h hint  e explain")
+        deadline = time.monotonic() + 10
+        while not term.display()[29].startswith("h hint") and time.monotonic() < deadline:
+            term.read(0.1)  # redrawn at the new size
+        screen = term.display()
         assert len(screen) == 30 and screen[29].startswith("h hint") and screen[0].startswith("exercise 3/12")
         assert not term.screen.history.top, "lines scrolled off the top: the screen grew"
         term.press("\r")
