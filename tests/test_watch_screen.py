@@ -65,6 +65,13 @@ def test_a_small_or_wide_terminal_gets_a_frame_of_its_size():
     assert len(frame(BASE, status="s", body=body, prompt="p", keys="k", columns=80, rows=4, scroll=0)[0]) == 1
 
 
+def test_a_passing_grade_exercise_names_the_next_exercise_not_passed():
+    from grader.render import verdict_text
+
+    v = Verdict(3, EX3.slug, EX3.title, [Result("t", "api", Status.PASSED)], [], "cpu", 0.2)
+    assert "Next: [bold]grade exercise 5[/] — Fix the naive" in verdict_text(v, path="x.py", upcoming=CATALOG.get(5))
+
+
 def test_keys_arrive_whole_from_one_read():
     assert parse_keys("h\x1b[Bj\x1b[6~\x1bOA\x1b[1;5C\x1bq\r") == ["h", "down", "j", "pgdn", "up", "esc", "q", "\r"]
 
@@ -137,3 +144,33 @@ def test_watch_list_shows_the_titles_and_states_of_grade_list(tmp_path):
         assert shown.count(state) == listed.count(state) > 0
     row2 = next(line for line in shown.splitlines() if " scaled_dot_product " in line)
     assert "passed (failing now)" in row2 and "▸" in next(line for line in shown.splitlines() if " causal_attention " in line)
+
+
+def test_frames_redraw_in_place_on_a_real_pty():
+    """Screen's own escape sequences through a pty at 80×24 into a terminal emulator: a long frame, then a short
+    one, leave exactly the second on screen, and nothing ever scrolls off the top."""
+    import fcntl
+    import os
+    import select
+    import struct
+    import termios
+
+    import pyte
+
+    from grader.screen import Screen
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    emulator = pyte.HistoryScreen(80, 24, history=100)
+    stream = pyte.ByteStream(emulator)
+    with open(slave, "w", encoding="utf-8", closefd=True) as out:
+        with Screen(out, BASE, full=True) as screen:
+            screen.draw(status="first", body="\n".join(f"long {i} " + "wide " * 20 for i in range(60)), prompt="p",
+                        keys="k")
+            screen.draw(status="second", body="short body", prompt="prompt", keys="keys")
+            while select.select([master], [], [], 0.2)[0]:
+                stream.feed(os.read(master, 1 << 16))
+            shown = [line.rstrip() for line in emulator.display]
+    os.close(master)
+    assert shown == ["second", "short body", *[""] * 20, "prompt", "keys"]
+    assert not emulator.history.top
