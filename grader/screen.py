@@ -16,7 +16,7 @@ from rich.text import Text
 
 from grader.render import wrapped
 
-MIN_ROWS = 6  # status, two body rows, prompt, keys: below this only the status line is drawn
+MIN_ROWS, MIN_COLUMNS = 6, 21  # status, two body rows, prompt, keys; below either only the status line is drawn
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
@@ -31,7 +31,7 @@ def terminal_size(fd: int) -> tuple[int, int]:
 
 def lines_of(base: Console, body: RenderableType | str, width: int) -> list[str]:
     """The body as lines of at most width cells, with the base console's colours (none under NO_COLOR)."""
-    out = Console(file=io.StringIO(), width=max(width, 20), color_system=base.color_system, no_color=base.no_color,
+    out = Console(file=io.StringIO(), width=max(width, MIN_COLUMNS - 1), color_system=base.color_system, no_color=base.no_color,
                   force_terminal=base.color_system is not None, highlight=False, soft_wrap=True, emoji=False)
     if isinstance(body, str):
         body = wrapped(out, body)
@@ -54,7 +54,7 @@ def frame(base: Console, *, status: str, body, prompt: str, keys: str, columns: 
     shown from line `scroll`, with a marker line where more is above or below."""
     width = columns - 1
     top = one_line(base, status, width, style="reverse")
-    if rows < MIN_ROWS:
+    if rows < MIN_ROWS or columns < MIN_COLUMNS:
         return [top], 0, 0
     content = lines_of(base, body, width)
     room = rows - 3

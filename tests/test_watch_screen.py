@@ -63,6 +63,9 @@ def test_a_small_or_wide_terminal_gets_a_frame_of_its_size():
         out, _, _ = frame(BASE, status="s", body=body, prompt="p", keys="k", columns=columns, rows=rows, scroll=3)
         assert len(out) == rows and max(cell_len(r) for r in plain(out)) <= columns - 1
     assert len(frame(BASE, status="s", body=body, prompt="p", keys="k", columns=80, rows=4, scroll=0)[0]) == 1
+    tiny, _, _ = frame(BASE, status="a status line longer than the terminal", body=body, prompt="p", keys="k",
+                       columns=12, rows=24, scroll=0)
+    assert len(tiny) == 1 and cell_len(plain(tiny)[0]) <= 11
 
 
 def test_a_passing_grade_exercise_names_the_next_exercise_not_passed():
