@@ -105,6 +105,7 @@ def main() -> None:
                 end = term.until(i + 2, "✗ failing", f"({expected})", timeout=60)
                 if i:  # the first save also pays for first-use imports
                     latencies.append(end - start)
+            grades = int(STATUS.search(term.screen.display[0])[1]) - 1
         finally:
             term.close()
     load_after = os.getloadavg()
@@ -112,6 +113,7 @@ def main() -> None:
     median, adjusted = statistics.median(latencies), statistics.median(latencies) * share
     print(f"save-to-verdict-drawn latency over {len(latencies)} saves (exercise {ex.number}, {pair[0][1]} / {pair[1][1]}):")
     print(f"  median {median:.3f} s, p90 {p90(latencies):.3f} s, min {min(latencies):.3f} s, max {max(latencies):.3f} s")
+    print(f"  {grades} grades for {args.saves + 1} saves (more: a save was graded twice)")
     print(f"  load average {load_before[0]:.1f} before, {load_after[0]:.1f} after, on {os.cpu_count()} CPUs; "
           f"a process got {share:.0%} of a CPU (median)")
     print(f"  load-adjusted median {adjusted:.3f} s (target <= {args.target} s): {'met' if adjusted <= args.target else 'MISSED'}")
