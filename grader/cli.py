@@ -154,24 +154,15 @@ def init(directory):
     click.echo(f"Created workspace {ws.root}\nNext: cd {directory} && edit exercises/{first.file}, then run `grade exercise {first.number}`.")
 
 
-STATUS_STYLE = {"passed": "[green]✓ passed[/]", "passed, failing now": "[yellow]✓ passed (failing now)[/]",
-                "in progress": "[yellow]in progress[/]", "not started": "not started"}
-
-
 @cli.command("list")
 @pack_option
 def list_exercises():
     """List the exercises with your progress in this workspace."""
-    from rich.table import Table
-
-    from grader.render import console
+    from grader.render import console, progress_table
 
     ws = current_workspace()
-    table = Table("#", "slug", "title", "status", box=None, pad_edge=False)
-    for ex in load_catalog().exercises:
-        table.add_row(str(ex.number), ex.slug, ex.title, "-" if ws is None else STATUS_STYLE[ws.status(ex)])
     out = console()
-    out.print(table)
+    out.print(progress_table(ws, load_catalog()))
     if ws is None:
         out.print("\n(not in a workspace: `grade init DIR` makes one and tracks your progress)")
 
@@ -228,7 +219,9 @@ def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bo
     elif repro:
         click.echo(repro_text(verdict, ex=ex, path=path))
     else:
-        show(console(), verdict_text(verdict, path=str(path), path_arg="" if owned else f" {path}", verbose=verbose))
+        upcoming = ws.next_exercise(load_catalog(), ex) if owned else None
+        show(console(), verdict_text(verdict, path=str(path), path_arg="" if owned else f" {path}", verbose=verbose,
+                                     upcoming=upcoming))
     problem = _record(ws, ex, verdict) if owned else None
     if problem:  # shown after the verdict, which was computed all the same
         fail(problem)

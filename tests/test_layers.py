@@ -20,8 +20,8 @@ LAYERS = [
     (2, ("grader.harness", "grader.probes", "grader.sandbox.selfcheck", "grader.sandbox.__main__")),
     (3, ("grader.suites", "grader.diagnosis", "grader.checks")),
     (4, ("grader.runner",)),
-    (5, ("grader.devcheck", "grader.cli", "grader.watch", "grader.workspace", "grader.render", "grader.explain",
-         "grader.instructor", "grader.__main__")),
+    (5, ("grader.devcheck", "grader.cli", "grader.watch", "grader.screen", "grader.workspace", "grader.render",
+         "grader.explain", "grader.instructor", "grader.__main__")),
 ]
 
 
