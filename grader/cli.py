@@ -177,7 +177,7 @@ def list_exercises():
 
 
 def _grade(ex, path: Path, *, device: str, timeout: float, policy_file: Path | None = None, allow_weak: bool = False,
-           offer: bool = False):
+           offer: bool = False, attention: bool = False):
     """runner.grade, with its usage, internal and weak-sandbox errors turned into one-line exits 2, 3 and 4."""
     from grader.policy import PolicyError
     from grader.runner import DeviceUnavailable, InternalError, WeakSandbox, grade
@@ -185,7 +185,7 @@ def _grade(ex, path: Path, *, device: str, timeout: float, policy_file: Path | N
 
     try:
         return grade(exercise=ex, path=path, device=device, limits=Limits(time_s=timeout), policy_file=policy_file,
-                     allow_weak_sandbox=allow_weak)
+                     allow_weak_sandbox=allow_weak, capture_attention=attention)
     except (DeviceUnavailable, PolicyError) as exc:
         fail(str(exc))
     except WeakSandbox as exc:
@@ -208,15 +208,21 @@ def _record(ws, ex, verdict) -> str | None:
 
 
 def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bool, timeout: float,
-               policy_file: Path | None = None, repro: bool = False, allow_weak: bool = False):
-    """Grade one exercise and print the verdict; returns the exit code."""
+               policy_file: Path | None = None, repro: bool = False, allow_weak: bool = False, html: bool = False,
+               output: Path | None = None):
+    """Grade one exercise and print the verdict (with html, also write the learner's page); returns the exit code."""
     from grader.render import console, repro_text, show, verdict_text
 
+    if output is not None and not html:
+        fail("-o/--output names the HTML report: add --html")
     ws = current_workspace(required=path is None)
     path = path or ws.file_for(ex)
     if not path.is_file():
         fail(f"no such file: {path}" + (" (run `grade reset %d` to restore it)" % ex.number if ws and ws.owns(path, ex) else ""))
-    verdict = _grade(ex, path, device=device, timeout=timeout, policy_file=policy_file, allow_weak=allow_weak, offer=True)
+    if html and output is not None and output.resolve() == path.resolve():
+        fail(f"-o {output} is the file being graded: name another file for the report")
+    verdict = _grade(ex, path, device=device, timeout=timeout, policy_file=policy_file, allow_weak=allow_weak, offer=True,
+                     attention=html)
     owned = ws is not None and ws.owns(path, ex)
     if not owned:
         hints = workspace.Hints(None)
@@ -229,10 +235,25 @@ def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bo
         click.echo(repro_text(verdict, ex=ex, path=path))
     else:
         show(console(), verdict_text(verdict, path=str(path), path_arg="" if owned else f" {path}", verbose=verbose))
+    if html:
+        report = _write_report(ex, verdict, path, output)
+        click.echo(f"Report: {report}", err=as_json)
     problem = _record(ws, ex, verdict) if owned else None
     if problem:  # shown after the verdict, which was computed all the same
         fail(problem)
     return 0 if verdict.passed else 1
+
+
+def _write_report(ex, verdict, path: Path, output: Path | None) -> Path:
+    from grader.learner_report import write_report
+    from grader.source import Unreadable, read_submission
+
+    try:
+        source = read_submission(path)
+    except Unreadable:
+        source = None
+    return write_report(ex=ex, verdict=verdict, source=source, path=path, output=output,
+                        following=load_catalog().next_after(ex))
 
 
 DEVICE = click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
@@ -256,11 +277,14 @@ TIMEOUT = click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0
 @click.option("--policy", "policy_file", type=click.Path(dir_okay=False, path_type=Path),
               help="An instructor's policy TOML extending the kit's (allowed imports, denied names; see SECURITY.md).")
 @click.option("--repro", is_flag=True, help="Print a short runnable script reproducing the first failing check.")
+@click.option("--html", is_flag=True, help="Also write an HTML report: verdict, mistake, evidence, your code with the "
+                                          "line marked, heat maps, hint (default: NAME.report.html beside the file).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Where --html writes the report.")
 @WEAK_OK
-def exercise(exercise, path, as_json, device, verbose, timeout, policy_file, repro, allow_weak):
+def exercise(exercise, path, as_json, device, verbose, timeout, policy_file, repro, html, output, allow_weak):
     """Grade EXERCISE (number or slug). PATH defaults to the workspace's file for it."""
     sys.exit(_grade_one(exercise, path, as_json=as_json, device=device, verbose=verbose, timeout=timeout,
-                        policy_file=policy_file, repro=repro, allow_weak=allow_weak))
+                        policy_file=policy_file, repro=repro, allow_weak=allow_weak, html=html, output=output))
 
 
 @cli.command("all")

@@ -21,7 +21,8 @@ LAYERS = [
     (3, ("grader.suites", "grader.diagnosis", "grader.checks")),
     (4, ("grader.runner",)),
     (5, ("grader.devcheck", "grader.cli", "grader.watch", "grader.workspace", "grader.render", "grader.explain",
-         "grader.instructor", "grader.__main__")),
+         "grader.instructor", "grader.__main__",
+         "grader.htmlview", "grader.learner_report", "grader.diffview", "grader.notebook")),
 ]
 
 
