@@ -63,8 +63,13 @@ def edges() -> dict[str, set[str]]:
     return graph
 
 
+# IPython's entry point: `%load_ext grader` calls grader.load_ipython_extension, which loads the notebook magic
+EXTENSION = {("grader", "grader.notebook")}
+
+
 def test_layers_point_down():
-    upward = [f"{a} -> {b}" for a, targets in edges().items() for b in targets if layer(b) > layer(a)]
+    upward = [f"{a} -> {b}" for a, targets in edges().items() for b in targets
+              if layer(b) > layer(a) and (a, b) not in EXTENSION]
     assert not upward, upward
 
 

@@ -1,0 +1,184 @@
+"""`%load_ext grader`, then a cell starting with `%%grade 3` grades the cell's code and shows the verdict inline.
+
+The kernel only writes the cell to a private temporary file and starts `python -m grader.notebook` on it:
+that process grades it exactly as `grade exercise` does (the same one-text read, policy check and sandboxed
+worker), so nothing of the cell runs in the kernel, and the grader's own torch settings never touch it.
+The verdict comes back as HTML (named mistake, the cell's line marked, heat maps, hint on request) and as
+plain text for front ends that show no HTML. IPython is needed only here, when the extension is loaded.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+USAGE = "usage: %%grade N [--hint] [--timeout SECONDS] [--allow-weak-sandbox]   (N: the exercise's number or slug)"
+
+
+@dataclass(frozen=True)
+class Options:
+    exercise: str
+    hint: bool = False
+    timeout: float = 30.0
+    allow_weak: bool = False
+
+    def flags(self) -> list[str]:
+        return [f"--timeout={self.timeout:g}"] + ["--hint"] * self.hint + ["--allow-weak-sandbox"] * self.allow_weak
+
+
+def parse(line: str) -> Options:
+    """The magic's line; ValueError with the usage for anything else."""
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        raise ValueError(USAGE) from None
+    numbers = [w for w in words if not w.startswith("-")]
+    flags = [w for w in words if w.startswith("-")]
+    timeout, hint, weak = 30.0, False, False
+    for flag in flags:
+        name, _, value = flag.partition("=")
+        if name == "--hint" and not value:
+            hint = True
+        elif name == "--allow-weak-sandbox" and not value:
+            weak = True
+        elif name == "--timeout":
+            try:
+                timeout = float(value)
+            except ValueError:
+                raise ValueError(f"--timeout needs a number of seconds, e.g. --timeout=60; {USAGE}") from None
+            if not 1 <= timeout <= 3600:
+                raise ValueError("--timeout must be between 1 and 3600 seconds")
+        else:
+            raise ValueError(f"unknown option {flag}; {USAGE}")
+    if len(numbers) != 1:
+        raise ValueError(USAGE)
+    return Options(numbers[0], hint, timeout, weak)
+
+
+class CellVerdict:
+    """What the cell shows: HTML in Jupyter, VS Code and Colab, the plain text in a terminal IPython."""
+
+    def __init__(self, passed: bool, html: str, text: str):
+        self.passed, self.html, self.text = passed, html, text
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(self.text)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def grade_cell(line: str, cell: str) -> CellVerdict:
+    """The %%grade cell magic: a bad line or a grade that could not run is one line (IPython's UsageError)."""
+    from IPython.core.error import UsageError
+
+    from grader.catalog import UnknownExercise, load_catalog
+    from grader.source import cell_code
+
+    try:
+        options = parse(line)
+        ex = load_catalog().get(options.exercise)
+    except (ValueError, UnknownExercise) as exc:
+        raise UsageError(str(exc)) from None
+    with tempfile.TemporaryDirectory(prefix="attention-kit-cell-") as folder:
+        path, result = Path(folder) / ex.file, Path(folder) / "verdict.json"
+        path.write_text(cell_code(f"%%grade {line}".rstrip(), cell), encoding="utf-8")
+        proc = subprocess.run([sys.executable, "-m", "grader.notebook", str(ex.number), str(path), str(result),
+                               *options.flags()], capture_output=True, text=True, timeout=3 * options.timeout + 120)
+        if proc.returncode not in (0, 1) or not result.is_file():
+            why = proc.stderr.strip().splitlines()[-1:] or [f"the grader exited with status {proc.returncode}"]
+            raise UsageError(why[0].removeprefix("grade: "))
+        data = json.loads(result.read_text(encoding="utf-8"))
+    return CellVerdict(data["passed"], data["html"], data["text"])
+
+
+def load_ipython_extension(ipython) -> None:
+    ipython.register_magic_function(grade_cell, magic_kind="cell", magic_name="grade")
+
+
+def _guidance(ex, verdict, options: Options):
+    """Hints as `grade exercise` keeps them for a file outside a workspace; shown only with --hint."""
+    from grader import workspace
+    from grader.catalog import load_catalog
+    from grader.learner_report import Guidance
+
+    hints, mistake = workspace.Hints(None), workspace.named_mistake(verdict)
+    guide = Guidance(where="this cell", show_hints=False,
+                     offer=f"Stuck? Run the cell as %%grade {ex.number} --hint for a hint.")
+    try:
+        hints.note(ex, mistake)
+        if verdict.state == "not_started" and ex.hints:
+            hints.mark(ex, 1)
+            guide.hint = f"Hint 1/{len(ex.hints)}: {ex.hints[0]}"
+        elif options.hint and not verdict.passed:
+            guide.offer = f"%%grade {ex.number} --hint again for the next hint; grade explain {ex.number} for the ideas."
+            if mistake is not None:
+                guide.show_hints = True
+                hints.shown(ex)
+            elif ex.hints:
+                level = min(hints.next(ex), len(ex.hints))
+                guide.hint = f"Hint {level}/{len(ex.hints)}: {ex.hints[level - 1]}"
+                hints.mark(ex, level)
+    except OSError:  # the cache folder is not writable: hints do not escalate, the verdict stands
+        guide.show_hints = guide.show_hints or (options.hint and mistake is not None)
+    following = load_catalog().next_after(ex)
+    if verdict.passed:
+        guide.next_steps = [f"Next: exercise {following.number} · {following.title} (%%grade {following.number})"
+                            if following else "That was the last exercise."]
+    return guide
+
+
+def main(argv: list[str]) -> int:
+    """python -m grader.notebook N FILE RESULT [flags]: grade FILE, write the verdict's HTML and text to RESULT.
+    Exit 0 or 1 (the verdict), 2 usage, 3 internal error, 4 the sandbox here is too weak (stderr: one line)."""
+    from grader.catalog import load_catalog
+    from grader.learner_report import learner_view, render_fragment, render_text
+    from grader.policy import PolicyError
+    from grader.runner import DeviceUnavailable, InternalError, WeakSandbox, grade
+    from grader.sandbox import Limits
+    from grader.source import Unreadable, read_submission
+
+    number, file, result, *flags = argv
+    options = parse(" ".join([number, *flags]))
+    ex, path = load_catalog().get(number), Path(file)
+    try:
+        verdict = grade(exercise=ex, path=path, limits=Limits(time_s=options.timeout), capture_attention=True,
+                        allow_weak_sandbox=options.allow_weak)
+    except WeakSandbox as exc:
+        print(f"{exc} To grade your own cells here anyway: %%grade {ex.number} --allow-weak-sandbox", file=sys.stderr)
+        return 4
+    except (DeviceUnavailable, PolicyError) as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except InternalError as exc:
+        print(f"internal grader error, please report it: {exc}", file=sys.stderr)
+        return 3
+    try:
+        source = read_submission(path)
+    except Unreadable:
+        source = None
+    data = verdict.to_json()
+    view = learner_view(ex, data, verdict.attention, source, _guidance(ex, verdict, options))
+    Path(result).write_text(json.dumps({"passed": verdict.passed, "html": render_fragment(view),
+                                        "text": render_text(view, verdict.attention)}), encoding="utf-8")
+    return 0 if verdict.passed else 1
+
+
+if __name__ == "__main__":
+    import os
+
+    try:
+        code = main(sys.argv[1:])
+    except Exception as exc:  # a bug in the grader: one line for the cell, exit 3
+        print(f"internal grader error, please report it: {type(exc).__name__}: {exc}", file=sys.stderr)
+        code = 3
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # without tearing down torch (~0.5 s)
