@@ -377,16 +377,43 @@ def hint(exercise, level):
 
 @cli.command()
 @click.argument("exercise", required=False, type=EXERCISE)
+@click.argument("path", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Show it even though you have not passed the exercise.")
-def solution(exercise, force):
+@click.option("--diff", is_flag=True, help="Your code (PATH, else the workspace's file) beside the reference: side by "
+                                          "side when the terminal is wide enough, else a unified diff.")
+def solution(exercise, path, force, diff):
     """Show the reference solution for EXERCISE once you have passed it.
 
-    Without EXERCISE, in a workspace: the exercise you graded last."""
+    Without EXERCISE, in a workspace: the exercise you graded last. With --diff, your code beside it
+    (coloured on a terminal; a plain unified diff when piped)."""
+    if path is not None and not diff:
+        fail("PATH is the file to compare with the reference: add --diff")
     ex = exercise or current_exercise("solution", graded_last=True)
     ws = current_workspace()
     if not force and (ws is None or ex.number not in ws.passed):
         fail(f"pass exercise {ex.number} first (or use --force): solutions are more useful after your own attempt")
-    click.echo(workspace.solution_text(ex), nl=False)
+    if not diff:
+        click.echo(workspace.solution_text(ex), nl=False)
+        return
+    click.echo(_solution_diff(ex, path or (ws.file_for(ex) if ws else None)), nl=False)
+
+
+def _solution_diff(ex, path: Path | None) -> str:
+    from grader.diffview import render_diff
+    from grader.source import Unreadable, read_submission
+
+    if path is None:
+        fail(f"which file? `grade solution {ex.number} PATH --diff` (or run it in your workspace)")
+    if not path.is_file():
+        fail(f"no such file: {path}")
+    try:
+        mine = read_submission(path)
+    except Unreadable as exc:
+        fail(str(exc))
+    terminal = sys.stdout.isatty()
+    return render_diff(mine, workspace.solution_text(ex), mine_name=f"{path} (yours)",
+                       ref_name=f"{ex.file} (reference)", width=shutil.get_terminal_size((80, 24)).columns if terminal else None,
+                       color=terminal and "NO_COLOR" not in os.environ)
 
 
 @cli.command()

@@ -161,7 +161,7 @@ def main(argv: list[str]) -> int:
         print(f"internal grader error, please report it: {exc}", file=sys.stderr)
         return 3
     try:
-        source = read_submission(path)
+        source = read_submission(path).removeprefix("# ")  # the cell as written: its first line is the magic
     except Unreadable:
         source = None
     data = verdict.to_json()
