@@ -1,14 +1,17 @@
 """`%load_ext grader`, then a cell starting with `%%grade 3` grades the cell's code and shows the verdict inline.
 
-The kernel only writes the cell to a private temporary file and starts `python -m grader.notebook` on it:
-that process grades it exactly as `grade exercise` does (the same one-text read, policy check and sandboxed
-worker), so nothing of the cell runs in the kernel, and the grader's own torch settings never touch it.
-The verdict comes back as HTML (named mistake, the cell's line marked, heat maps, hint on request) and as
-plain text for front ends that show no HTML. IPython is needed only here, when the extension is loaded.
+The kernel only writes the cell to a private temporary file and asks its grading process (`python -m
+grader.notebook`, started on the first %%grade and kept warm: torch loaded, workers forked) to grade it
+exactly as `grade exercise` does (the same one-text read, policy check and sandboxed worker). Nothing of the
+cell runs in the kernel, and the grader's own torch settings never touch it. The verdict comes back as HTML
+(named mistake, the cell's line marked, heat maps, hint on request) and as plain text for front ends that
+show no HTML. IPython is needed only here, when the extension is loaded.
 """
 from __future__ import annotations
 
 import json
+import os
+import select
 import shlex
 import subprocess
 import sys
@@ -90,13 +93,52 @@ def grade_cell(line: str, cell: str) -> CellVerdict:
     with tempfile.TemporaryDirectory(prefix="attention-kit-cell-") as folder:
         path, result = Path(folder) / ex.file, Path(folder) / "verdict.json"
         path.write_text(cell_code(f"%%grade {line}".rstrip(), cell), encoding="utf-8")
-        proc = subprocess.run([sys.executable, "-m", "grader.notebook", str(ex.number), str(path), str(result),
-                               *options.flags()], capture_output=True, text=True, timeout=3 * options.timeout + 120)
-        if proc.returncode not in (0, 1) or not result.is_file():
-            why = proc.stderr.strip().splitlines()[-1:] or [f"the grader exited with status {proc.returncode}"]
-            raise UsageError(why[0].removeprefix("grade: "))
+        code, message = GRADER.ask([str(ex.number), str(path), str(result), *options.flags()],
+                                   timeout=3 * options.timeout + 120)
+        if code not in (0, 1) or not result.is_file():
+            raise UsageError(message or f"the grader ended with status {code}")
         data = json.loads(result.read_text(encoding="utf-8"))
     return CellVerdict(data["passed"], data["html"], data["text"])
+
+
+class GradingProcess:
+    """The kernel's grading process: one request (a JSON line) in, one reply line out. Started when first
+    needed and once more if it has ended; stopped (with its workers) on a timeout or an interrupt."""
+
+    def __init__(self):
+        self.proc: subprocess.Popen | None = None
+
+    def ask(self, request: list[str], *, timeout: float) -> tuple[int, str]:
+        for _ in range(2):  # a process that ended since the last cell is replaced once
+            if self.proc is None or self.proc.poll() is not None:
+                self.proc = subprocess.Popen([sys.executable, "-m", "grader.notebook"], stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, text=True, encoding="utf-8")
+            try:
+                self.proc.stdin.write(json.dumps(request) + "\n")
+                self.proc.stdin.flush()
+                if not select.select([self.proc.stdout], [], [], timeout)[0]:
+                    self.stop()
+                    return 1, f"the grade did not finish within {timeout:.0f} s; the grading process was restarted"
+                line = self.proc.stdout.readline()
+            except BrokenPipeError:
+                line = ""
+            except BaseException:  # an interrupted cell: the grade stops with its process
+                self.stop()
+                raise
+            if line:
+                reply = json.loads(line)
+                return reply["code"], reply["message"]
+            self.stop()
+        return 3, "the grading process ended unexpectedly (run the cell again; `python -m grader.sandbox` checks the machine)"
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+
+GRADER = GradingProcess()
 
 
 def load_ipython_extension(ipython) -> None:
@@ -135,9 +177,9 @@ def _guidance(ex, verdict, options: Options):
     return guide
 
 
-def main(argv: list[str]) -> int:
-    """python -m grader.notebook N FILE RESULT [flags]: grade FILE, write the verdict's HTML and text to RESULT.
-    Exit 0 or 1 (the verdict), 2 usage, 3 internal error, 4 the sandbox here is too weak (stderr: one line)."""
+def grade_request(argv: list[str]) -> tuple[int, str]:
+    """N FILE RESULT [flags]: grade FILE, write the verdict's HTML and text to RESULT. The exit code `grade
+    exercise` would give (0 or 1: the verdict; 2 usage; 3 internal; 4 the sandbox is too weak) and one line."""
     from grader.catalog import load_catalog
     from grader.learner_report import learner_view, render_fragment, render_text
     from grader.policy import PolicyError
@@ -152,14 +194,11 @@ def main(argv: list[str]) -> int:
         verdict = grade(exercise=ex, path=path, limits=Limits(time_s=options.timeout), capture_attention=True,
                         allow_weak_sandbox=options.allow_weak)
     except WeakSandbox as exc:
-        print(f"{exc} To grade your own cells here anyway: %%grade {ex.number} --allow-weak-sandbox", file=sys.stderr)
-        return 4
+        return 4, f"{exc} To grade your own cells here anyway: %%grade {ex.number} --allow-weak-sandbox"
     except (DeviceUnavailable, PolicyError) as exc:
-        print(exc, file=sys.stderr)
-        return 2
+        return 2, str(exc)
     except InternalError as exc:
-        print(f"internal grader error, please report it: {exc}", file=sys.stderr)
-        return 3
+        return 3, f"internal grader error, please report it: {exc}"
     try:
         source = read_submission(path).removeprefix("# ")  # the cell as written: its first line is the magic
     except Unreadable:
@@ -168,17 +207,26 @@ def main(argv: list[str]) -> int:
     view = learner_view(ex, data, verdict.attention, source, _guidance(ex, verdict, options))
     Path(result).write_text(json.dumps({"passed": verdict.passed, "html": render_fragment(view),
                                         "text": render_text(view, verdict.attention)}), encoding="utf-8")
-    return 0 if verdict.passed else 1
+    return (0 if verdict.passed else 1), ""
+
+
+def serve() -> None:
+    """python -m grader.notebook: answer the kernel's requests until it closes stdin (or ends)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupted kernel stops this process itself (GradingProcess)
+    replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # anything else printed goes to stderr, never into a reply
+    for line in sys.stdin:
+        try:
+            code, message = grade_request(json.loads(line))
+        except Exception as exc:  # a bug in the grader: one line for the cell, exit 3
+            code, message = 3, f"internal grader error, please report it: {type(exc).__name__}: {exc}"
+        replies.write(json.dumps({"code": code, "message": message}) + "\n")
+        replies.flush()
+    sys.stderr.flush()
+    os._exit(0)  # without tearing down torch (~0.5 s)
 
 
 if __name__ == "__main__":
-    import os
-
-    try:
-        code = main(sys.argv[1:])
-    except Exception as exc:  # a bug in the grader: one line for the cell, exit 3
-        print(f"internal grader error, please report it: {type(exc).__name__}: {exc}", file=sys.stderr)
-        code = 3
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)  # without tearing down torch (~0.5 s)
+    serve()
