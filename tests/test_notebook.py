@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -138,3 +139,65 @@ def test_the_report_renders_in_chromium(html_report, tmp_path):
     parsed = dom(path.with_name("03_causal_attention.report.html"), tmp_path)
     assert parsed.count("<svg") == 2 and len(marked(parsed)) == 1 and "mask_inverted" in parsed
     assert "<script" not in parsed and "<b>" not in parsed
+
+
+def test_an_interrupted_grade_stops_and_the_next_cell_grades(tmp_path):
+    """Interrupting a cell that grades a submission stuck in a loop: KeyboardInterrupt in the cell at once, no
+    grading process or worker left behind, and the next %%grade works."""
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path))
+    try:
+        kc.execute_interactive("%load_ext grader", timeout=60)
+        stuck = "%%grade 1\nwhile True:\n    pass\n"
+        msg_id = kc.execute(stuck)
+        deadline = time.monotonic() + 120
+        while not _children(km.provisioner.process.pid, "grader.notebook") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(2)  # the grade is under way: the grading process and its worker
+        grading = _children(km.provisioner.process.pid, "")
+        assert len(grading) >= 2, grading
+        km.interrupt_kernel()
+        reply = kc.get_shell_msg(timeout=60)
+        while reply["parent_header"].get("msg_id") != msg_id:
+            reply = kc.get_shell_msg(timeout=60)
+        assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
+        deadline = time.monotonic() + 10
+        while any(_alive(p) for p in grading) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [p for p in grading if _alive(p)]
+        outputs = []
+        kc.execute_interactive("%%grade 1\n" + load_catalog().get(1).solution_path.read_text(encoding="utf-8"),
+                               timeout=300, output_hook=outputs.append)
+        html = "".join(m["content"].get("data", {}).get("text/html", "") for m in outputs)
+        assert 'data-status="passed"' in html
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def _children(pid: int, marker: str) -> list[int]:
+    """Processes below pid whose command line contains marker."""
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                stat = open(f"/proc/{entry}/stat").read()
+                cmdline = open(f"/proc/{entry}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+                todo.append(int(entry))
+                if marker in cmdline:
+                    found.append(int(entry))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
