@@ -146,7 +146,7 @@ def load_ipython_extension(ipython) -> None:
 
 
 def _guidance(ex, verdict, options: Options):
-    """Hints as `grade exercise` keeps them for a file outside a workspace; shown only with --hint."""
+    """Hints as `grade exercise` and `grade hint` keep them for a file outside a workspace; shown only with --hint."""
     from grader import workspace
     from grader.catalog import load_catalog
     from grader.learner_report import Guidance
@@ -154,22 +154,19 @@ def _guidance(ex, verdict, options: Options):
     hints, mistake = workspace.Hints(None), workspace.named_mistake(verdict)
     guide = Guidance(where="this cell", show_hints=False,
                      offer=f"Stuck? Run the cell as %%grade {ex.number} --hint for a hint.")
-    try:
-        hints.note(ex, mistake)
-        if verdict.state == "not_started" and ex.hints:
-            hints.mark(ex, 1)
-            guide.hint = f"Hint 1/{len(ex.hints)}: {ex.hints[0]}"
-        elif options.hint and not verdict.passed:
-            guide.offer = f"%%grade {ex.number} --hint again for the next hint; grade explain {ex.number} for the ideas."
-            if mistake is not None:
-                guide.show_hints = True
-                hints.shown(ex)
-            elif ex.hints:
-                level = min(hints.next(ex), len(ex.hints))
-                guide.hint = f"Hint {level}/{len(ex.hints)}: {ex.hints[level - 1]}"
-                hints.mark(ex, level)
-    except OSError:  # the cache folder is not writable: hints do not escalate, the verdict stands
-        guide.show_hints = guide.show_hints or (options.hint and mistake is not None)
+    hints.note(ex, mistake)  # outside a workspace the record is a convenience: Hints never raises for it
+    if verdict.state == "not_started" and ex.hints:
+        hints.mark(ex, 1)
+        guide.hint = f"Hint 1/{len(ex.hints)}: {ex.hints[0]}"
+    elif options.hint and not verdict.passed:  # the ladder of `grade hint`: the mistake's own hint, then the exercise's
+        guide.show_hints = mistake is not None
+        guide.offer = f"%%grade {ex.number} --hint again for another hint; grade explain {ex.number} for the ideas."
+        if hints.pending(ex):
+            hints.shown(ex)
+        elif ex.hints:
+            level = hints.next(ex)
+            guide.hint = f"Hint {level}/{len(ex.hints)}: {ex.hints[level - 1]}"
+            hints.mark(ex, level)
     following = load_catalog().next_after(ex)
     if verdict.passed:
         guide.next_steps = [f"Next: exercise {following.number} · {following.title} (%%grade {following.number})"

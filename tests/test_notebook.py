@@ -47,6 +47,7 @@ def executed(tmp_path_factory):
     nb.cells = [nbformat.v4.new_code_cell("%load_ext grader"),
                 nbformat.v4.new_code_cell("%%grade 3\n" + BUGGY),
                 nbformat.v4.new_code_cell("%%grade causal_attention --hint\n" + BUGGY),
+                nbformat.v4.new_code_cell("%%grade 3 --hint\n" + BUGGY),
                 nbformat.v4.new_code_cell("%%grade 3\n" + load_catalog().get(3).solution_path.read_text(encoding="utf-8")),
                 nbformat.v4.new_code_cell("%%grade 99\nx = 1\n")]
     env = {"XDG_CACHE_HOME": str(cache), "XDG_DATA_HOME": str(cache)}  # the hint levels kept outside a workspace
@@ -80,17 +81,18 @@ def test_a_buggy_cell_shows_the_mistake_its_line_and_heat_maps(executed):
     assert "mask_inverted" in text and f">{bug_line:>4} |" in text and "██" in text
 
 
-def test_hint_on_request(executed):
-    html = result(executed.cells[2])["text/html"]
-    assert "Check which entries are True" in html and "again for the next hint" in html
+def test_hints_on_request_escalate_as_grade_hint_does(executed):
+    first, second = (result(executed.cells[i])["text/html"] for i in (2, 3))
+    assert "Check which entries are True" in first and "again for another hint" in first and "Hint 1/" not in first
+    assert "Check which entries are True" in second and "Hint 1/" in second  # the mistake's hint seen: the ladder
 
 
 def test_a_correct_cell_passes_and_a_bad_line_is_one_line(executed):
-    html = result(executed.cells[3])["text/html"]
+    html = result(executed.cells[4])["text/html"]
     assert 'data-status="passed"' in html and "31 / 31 points" in html and "<svg" not in html
     assert "Next: exercise 4" in html and "%%grade 4" in html
-    err = "".join(o.get("text", "") + o.get("evalue", "") for o in executed.cells[4].outputs)
-    assert "unknown exercise '99'" in err and "Traceback" not in err and "execute_result" not in str(executed.cells[4].outputs)
+    err = "".join(o.get("text", "") + o.get("evalue", "") for o in executed.cells[5].outputs)
+    assert "unknown exercise '99'" in err and "Traceback" not in err and "execute_result" not in str(executed.cells[5].outputs)
 
 
 @has_chromium
