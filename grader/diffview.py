@@ -84,6 +84,7 @@ def side_by_side(mine: str, reference: str, *, mine_name: str, ref_name: str, wi
 def render_diff(mine: str, reference: str, *, mine_name: str, ref_name: str, width: int | None = None,
                 color: bool = False) -> str:
     """Side by side when width (a terminal's columns) holds both files' lines, else a unified diff."""
+    mine_name, ref_name = clean(mine_name, 200), clean(ref_name, 200)
     if lines_of(mine) == lines_of(reference):
         return "Your code is the reference, line for line.\n"
     if width is not None and fits_side_by_side(mine, reference, width):

@@ -181,6 +181,14 @@ def _on_a_terminal(args, cwd, columns):
     return proc.returncode, out.decode("utf-8", "replace")
 
 
+def test_diff_shows_file_names_and_lines_as_text():
+    from grader.diffview import render_diff
+
+    out = render_diff("a = 1\nb = 2\n", "a = 1\nb = 3\n", mine_name="x\x1b[2J\x1b]0;t\x07.py", ref_name="r.py", width=120)
+    assert "\x1b" not in out and "\x07" not in out and "x.py" in out
+    assert render_diff("a\n", "a\n", mine_name="m", ref_name="r") == "Your code is the reference, line for line.\n"
+
+
 def test_solution_diff_side_by_side_and_coloured_on_a_wide_terminal(passed_workspace):
     code, out = _on_a_terminal(["solution", "3", "--diff"], passed_workspace.root, 190)
     assert code == 0, out
