@@ -196,5 +196,10 @@ def test_solution_diff_side_by_side_and_coloured_on_a_wide_terminal(passed_works
     assert len(changed) == 1 and " | " in changed[0] and "math.sqrt(self.d_out)" in changed[0]  # one row, both sides
     assert "\x1b[31m" in changed[0] and "\x1b[32m" in changed[0]
     assert "identical lines" in out and "\x1b[2J" not in out and "\x1b]0;" not in out
-    code, narrow = _on_a_terminal(["solution", "3", "--diff"], passed_workspace.root, 80)
-    assert code == 0 and "\x1b[31m-" in narrow and " | " not in narrow  # unified, coloured
+    from grader import workspace
+    from grader.diffview import render_diff
+
+    ex = load_catalog().get(3)
+    narrow = render_diff(passed_workspace.file_for(ex).read_text(), workspace.solution_text(ex), mine_name="m",
+                         ref_name="r", width=80, color=True)
+    assert "\x1b[31m-" in narrow and "\x1b[32m+" in narrow and " | " not in narrow  # unified, coloured
