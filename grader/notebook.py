@@ -108,11 +108,15 @@ class GradingProcess:
     def __init__(self):
         self.proc: subprocess.Popen | None = None
 
+    def start(self) -> None:
+        """Running from now on (it warms up while the learner writes the cell)."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = subprocess.Popen([sys.executable, "-m", "grader.notebook"], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, text=True, encoding="utf-8")
+
     def ask(self, request: list[str], *, timeout: float) -> tuple[int, str]:
         for _ in range(2):  # a process that ended since the last cell is replaced once
-            if self.proc is None or self.proc.poll() is not None:
-                self.proc = subprocess.Popen([sys.executable, "-m", "grader.notebook"], stdin=subprocess.PIPE,
-                                             stdout=subprocess.PIPE, text=True, encoding="utf-8")
+            self.start()
             try:
                 self.proc.stdin.write(json.dumps(request) + "\n")
                 self.proc.stdin.flush()
@@ -143,6 +147,7 @@ GRADER = GradingProcess()
 
 def load_ipython_extension(ipython) -> None:
     ipython.register_magic_function(grade_cell, magic_kind="cell", magic_name="grade")
+    GRADER.start()
 
 
 def _guidance(ex, verdict, options: Options):
@@ -174,7 +179,7 @@ def _guidance(ex, verdict, options: Options):
     return guide
 
 
-def grade_request(argv: list[str]) -> tuple[int, str]:
+def grade_request(argv: list[str], *, warm: bool | None = None) -> tuple[int, str]:
     """N FILE RESULT [flags]: grade FILE, write the verdict's HTML and text to RESULT. The exit code `grade
     exercise` would give (0 or 1: the verdict; 2 usage; 3 internal; 4 the sandbox is too weak) and one line."""
     from grader.catalog import load_catalog
@@ -189,7 +194,7 @@ def grade_request(argv: list[str]) -> tuple[int, str]:
     ex, path = load_catalog().get(number), Path(file)
     try:
         verdict = grade(exercise=ex, path=path, limits=Limits(time_s=options.timeout), capture_attention=True,
-                        allow_weak_sandbox=options.allow_weak)
+                        allow_weak_sandbox=options.allow_weak, warm=warm)
     except WeakSandbox as exc:
         return 4, f"{exc} To grade your own cells here anyway: %%grade {ex.number} --allow-weak-sandbox"
     except (DeviceUnavailable, PolicyError) as exc:
@@ -207,6 +212,19 @@ def grade_request(argv: list[str]) -> tuple[int, str]:
     return (0 if verdict.passed else 1), ""
 
 
+def _warm_up() -> bool | None:
+    """Torch imported and the fork server started before the first request, as `grade watch` does: then every
+    grade, the first too, forks its worker. None (spawn, then fork) where the fork server cannot start."""
+    try:
+        import grader.harness  # noqa: F401  (imports torch)
+        from grader.runner import keep_warm
+
+        keep_warm()
+        return True
+    except Exception:
+        return None
+
+
 def serve() -> None:
     """python -m grader.notebook: answer the kernel's requests until it closes stdin (or ends)."""
     import signal
@@ -214,9 +232,10 @@ def serve() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupted kernel stops this process itself (GradingProcess)
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # anything else printed goes to stderr, never into a reply
+    warm = _warm_up()
     for line in sys.stdin:
         try:
-            code, message = grade_request(json.loads(line))
+            code, message = grade_request(json.loads(line), warm=warm)
         except Exception as exc:  # a bug in the grader: one line for the cell, exit 3
             code, message = 3, f"internal grader error, please report it: {type(exc).__name__}: {exc}"
         replies.write(json.dumps({"code": code, "message": message}) + "\n")
