@@ -38,7 +38,7 @@ def verdict_text(v: Verdict, *, path: str, path_arg: str = "", verbose: bool = F
         v=v, failures=failures, explained=explained, examples=examples, also=also,
         more_explained=len(explained) - len(examples), more_also=len(separate) - len(also), verbose=verbose,
         diagnosis=v.diagnoses[0] if v.diagnoses else None, hints=ex.hints, next=catalog.next_after(ex),
-        path=path, path_arg=path_arg, watching=watching, where=lambda n: where(v, n), excerpt=excerpt(v, line))
+        path=path, path_arg=path_arg, watching=watching, where=lambda n: where(v, n), line=line, excerpt=excerpt(v, line))
 
 
 def _distinct(tests: list, limit: int) -> list:

@@ -63,7 +63,7 @@ def _message(exc: BaseException) -> tuple[Status, str, int | None]:
         text = f"your code raised {exc.type}{where}: {exc.message}" if exc.message else f"your code raised {exc.type}{where}"
         return Status.ERROR, text, exc.line
     if isinstance(exc, WorkerGone):
-        return (Status.TIMEOUT if exc.reason == "timeout" else Status.ERROR), exc.detail, None
+        return (Status.TIMEOUT if exc.reason == "timeout" else Status.ERROR), exc.detail, exc.line
     return Status.ERROR, f"internal grader error: {type(exc).__name__}: {exc}", None
 
 

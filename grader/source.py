@@ -163,6 +163,8 @@ def span(text: str, line: int) -> tuple[int, int] | None:
     for node in ast.walk(tree):
         if isinstance(node, ast.stmt) and node.lineno == line == node.end_lineno:
             found = node
+    if isinstance(found, ast.Assign) and not all(isinstance(t, ast.Name) for t in found.targets):
+        return None  # an item or attribute written: the whole statement is what happens there
     value = getattr(found, "value", None)
     if not isinstance(value, ast.expr) or value.lineno != line or value.end_lineno != line:
         return None
