@@ -12,6 +12,7 @@ from grader import __version__
 from grader.catalog import kit_dir, load_catalog
 from grader.explain import heatmap
 from grader.instructor.markup import clean
+from grader.source import Source
 
 MAX_CODE_LINES = 600
 STATUS_LABELS = {"passed": "passed", "failed": "failed", "not_started": "not started", "missing": "missing",
@@ -52,14 +53,29 @@ def marked_lines(source: str, entry: str, failing: list[dict], localization: dic
     return set(), ""
 
 
-def code_view(source: str | None, entry: str, failing: list[dict], failed: bool, localization: dict | None = None) -> dict | None:
+def code_view(source, entry: str, failing: list[dict], failed: bool, localization: dict | None = None) -> dict | None:
+    """source: a grader.source.Source (or its text); a notebook's lines are numbered by cell and line."""
     if source is None:
         return None
-    marks, why = marked_lines(source, entry, failing, localization) if failed else (set(), "")
-    lines = source.splitlines()
-    shown = [{"n": i, "text": text, "mark": i in marks} for i, text in enumerate(lines[:MAX_CODE_LINES], start=1)]
+    source = source if isinstance(source, Source) else Source(source)
+    marks, why = marked_lines(source.text, entry, failing, localization) if failed else (set(), "")
+    lines = source.text.splitlines()
+    shown = [{"n": _number(source, i), "text": text, "mark": i in marks}
+             for i, text in enumerate(lines[:MAX_CODE_LINES], start=1)]
     evidence = str(localization.get("evidence", "")) if why == "localized" else ""
     return {"lines": shown, "why": why, "more": max(0, len(lines) - MAX_CODE_LINES), "entry": entry, "evidence": evidence}
+
+
+def _number(source: Source, line: int) -> str:
+    cell = source.cell_of(line)
+    return f"{cell[0]}:{cell[1]}" if cell else ("" if source.cells else str(line))
+
+
+def place(t: dict) -> str:
+    """Where a test's line is: "line 12", or "cell 3, line 4" in a notebook."""
+    if isinstance(t.get("cell"), int) and isinstance(t.get("cell_line"), int):
+        return f"cell {t['cell']}, line {t['cell_line']}"
+    return f"line {t['line']}" if isinstance(t.get("line"), int) else ""
 
 
 def heatmap_view(attention: dict | None) -> list[list[dict]]:
@@ -88,7 +104,7 @@ def grouped(failing: list[dict], shown: int = 4) -> list[dict]:
     groups: dict[tuple, dict] = {}
     for t in failing:
         key = (t["status"], t["message"], t.get("line"))
-        g = groups.setdefault(key, {"status": t["status"], "message": t["message"], "line": t.get("line"),
+        g = groups.setdefault(key, {"status": t["status"], "message": t["message"], "line": t.get("line"), "where": place(t),
                                     "names": [], "categories": []})
         g["names"].append(t["name"])
         if t["category"] not in g["categories"]:
@@ -109,7 +125,9 @@ def exercise_view(result, source: str | None) -> dict:
         "number": ex.number, "title": ex.title, "slug": ex.slug, "expected_file": ex.file,
         "status": result.status, "label": STATUS_LABELS.get(result.status, result.status),
         "score": result.score, "max_score": result.max_score, "note": result.note, "file": result.file,
-        "diagnoses": verdict.get("diagnoses", []), "failing": failing, "failing_groups": grouped(failing),
+        "diagnoses": verdict.get("diagnoses", []), "failing": failing,
+        "explained_groups": grouped([t for t in failing if t.get("explained_by")]),
+        "failing_groups": grouped([t for t in failing if not t.get("explained_by")]),
         "passed": [t for t in tests if t["status"] == "passed"],
         "skipped": [t for t in tests if t["status"] == "skipped"],
         "maps": heatmap_view(result.attention) if failed else [],
