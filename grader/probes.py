@@ -103,7 +103,7 @@ def expect_dropped_weights(w: torch.Tensor, w_ref: torch.Tensor, sums: torch.Ten
     is_dropped = w.abs() <= 1e-12
     odd = live & ~is_kept & ~is_dropped
     if odd.any():
-        b, h, i, j = (int(v) for v in torch.unravel_index(odd.int().argmax(), odd.shape))
+        b, h, i, j = (int(v) for v in odd.nonzero()[0])  # the first, as argmax; unravel_index's first call costs seconds
         expect(False, f"{where}in training mode with p={p}, query {i} gives key {j} (head {h}) weight "
                       f"{w[b, h, i, j].item():.4g}; the reference's weight there is {w_ref.expand_as(w)[b, h, i, j].item():.4g}, "
                       f"so a kept weight would be {kept[b, h, i, j].item():.4g} (÷ (1 - p)) and a dropped one 0",
