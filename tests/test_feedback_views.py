@@ -9,7 +9,8 @@ import torch
 
 from grader.catalog import load_catalog
 from grader.diagnosis import make, mark_consequences
-from grader.results import Status, TestResult, Verdict
+from grader import results
+from grader.results import Status, Verdict
 from grader.sandbox import protocol
 
 CODE = """import torch
@@ -49,14 +50,14 @@ def ex3_verdict(source=None) -> Verdict:
     """Exercise 3 with its mask filled with 0 (the learner's report in issue 21): the numerics fail, the dropout
     checks fail because they compare with the reference, and a device check fails for a reason of its own."""
     tests = [
-        TestResult("matches_reference_float64[base]", "numerics", Status.FAILED, "output differs", code="value_mismatch"),
-        TestResult("training_drops_attention_weights", "dropout", Status.FAILED, "weight 0.66 where 0 or 2",
+        results.TestResult("matches_reference_float64[base]", "numerics", Status.FAILED, "output differs", code="value_mismatch"),
+        results.TestResult("training_drops_attention_weights", "dropout", Status.FAILED, "weight 0.66 where 0 or 2",
                    code="dropout_misplaced", evidence=("dropout_misplaced",)),
-        TestResult("eval_mode_is_deterministic_and_dropout_free", "dropout", Status.FAILED, "eval output differs",
+        results.TestResult("eval_mode_is_deterministic_and_dropout_free", "dropout", Status.FAILED, "eval output differs",
                    code="value_mismatch", evidence=("dropout_in_eval",)),
-        TestResult("runs_on_another_device", "device", Status.ERROR, "tensors on cpu and meta", line=5,
+        results.TestResult("runs_on_another_device", "device", Status.ERROR, "tensors on cpu and meta", line=5,
                    code="device_mismatch", evidence=("mask_device",)),
-        TestResult("output_shapes", "shape", Status.PASSED),
+        results.TestResult("output_shapes", "shape", Status.PASSED),
     ]
     v = Verdict(3, "causal_attention", "Causal self-attention with dropout", tests,
                 [make("mask_zero_fill", "your output equals the reference computed with blocked scores set to 0")],
@@ -193,6 +194,14 @@ def test_the_html_report_folds_the_consequences_under_the_cause():
     assert sum(len(g["names"]) for g in view["explained_groups"]) == 3
     assert [g["names"] for g in view["failing_groups"]] == [["runs_on_another_device"]]
     assert view["failing_groups"][0]["where"] == "line 5"
+
+
+def test_the_report_marks_where_a_timed_out_submission_was_stuck():
+    from grader.instructor.report import code_view
+
+    timed_out = [{"status": "timeout", "line": 5, "name": "t", "category": "shape", "message": "stuck at line 5"}]
+    view = code_view(CODE, "attend", timed_out, True)
+    assert view["why"] == "stuck" and [line["n"] for line in view["lines"] if line["mark"]] == ["5"]
 
 
 def test_a_stack_dump_gives_the_innermost_line_of_the_submission():

@@ -34,9 +34,12 @@ def _shown(value):
 
 def marked_lines(source: str, entry: str, failing: list[dict], localization: dict | None = None) -> tuple[set[int], str]:
     """Lines to highlight and why: where the code raised, a syntax error, the localized line, else the entry."""
-    raised = {t["line"] for t in failing if isinstance(t.get("line"), int)}
+    raised = {t["line"] for t in failing if isinstance(t.get("line"), int) and t.get("status") != "timeout"}
     if raised:
         return raised, "raised"
+    stuck = {t["line"] for t in failing if isinstance(t.get("line"), int)}
+    if stuck:  # a timed-out submission's own stack: where it was when its time ran out
+        return stuck, "stuck"
     line = localization.get("line") if isinstance(localization, dict) else None
     if isinstance(line, int) and 1 <= line <= len(source.splitlines()):
         return {line}, "localized"
