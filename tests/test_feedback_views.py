@@ -180,8 +180,8 @@ def test_batch_and_exercise_read_a_notebook_with_the_same_lines(tmp_path):
     graded = sub.files[ex.number]
     assert graded.suffix == ".ipynb" and read_source(graded) == notebook_source(NOTEBOOK)
     view = code_view(read_source(graded), ex.entry, [{"line": 7, "cell": 3, "cell_line": 3}], True)
-    assert [line["n"] for line in view["lines"]] == ["2:1", "2:2", "", "", "3:1", "3:2", "3:3"]
-    assert [line["n"] for line in view["lines"] if line["mark"]] == ["3:3"]
+    assert [line["label"] for line in view["lines"]] == ["2:1", "2:2", "", "", "3:1", "3:2", "3:3"]
+    assert [line["label"] for line in view["lines"] if line["mark"]] == ["3:3"]
 
 
 def test_the_html_report_folds_the_consequences_under_the_cause():
@@ -201,7 +201,7 @@ def test_the_report_marks_where_a_timed_out_submission_was_stuck():
 
     timed_out = [{"status": "timeout", "line": 5, "name": "t", "category": "shape", "message": "stuck at line 5"}]
     view = code_view(CODE, "attend", timed_out, True)
-    assert view["why"] == "stuck" and [line["n"] for line in view["lines"] if line["mark"]] == ["5"]
+    assert view["why"] == "stuck" and [line["n"] for line in view["lines"] if line["mark"]] == [5]
 
 
 def test_a_stack_dump_gives_the_innermost_line_of_the_submission():

@@ -63,7 +63,7 @@ def code_view(source, entry: str, failing: list[dict], failed: bool, localizatio
     source = source if isinstance(source, Source) else Source(source)
     marks, why = marked_lines(source.text, entry, failing, localization) if failed else (set(), "")
     lines = source.text.splitlines()
-    shown = [{"n": _number(source, i), "text": text, "mark": i in marks}
+    shown = [{"n": i, "label": _number(source, i), "text": text, "mark": i in marks}
              for i, text in enumerate(lines[:MAX_CODE_LINES], start=1)]
     evidence = str(localization.get("evidence", "")) if why == "localized" else ""
     return {"lines": shown, "why": why, "more": max(0, len(lines) - MAX_CODE_LINES), "entry": entry, "evidence": evidence}
