@@ -96,8 +96,8 @@ def explained_codes(id: str) -> tuple[str, ...]:
     from grader.diagnosis.diagnoses import EXTRA, texts
 
     declared = (EXTRA.get(id) or texts().get(id) or {}).get("explains")
-    if declared is not None:
-        return tuple(declared)
+    if isinstance(declared, (list, tuple)):
+        return tuple(c for c in declared if isinstance(c, str))
     return RAISED_CODES + ("worker_exit",) if id in RAISED else GENERIC_CODES
 
 
