@@ -33,7 +33,8 @@ def verdict_text(v: Verdict, *, path: str, path_arg: str = "", verbose: bool = F
     separate = [t for t in failures if t.explained_by is None]
     examples = _distinct(explained, 10**6 if verbose else 2)
     also = _distinct(separate, 10**6 if verbose else limit)
-    line = (v.localization or {}).get("line") or next((t.line for t in failures if t.line), None)
+    # the line shown: the localization's, else where a failure the cause explains (or any, without one) happened
+    line = (v.localization or {}).get("line") or next((t.line for t in explained or failures if t.line), None)
     return environment().get_template("verdict.term.j2").render(
         v=v, failures=failures, explained=explained, examples=examples, also=also,
         more_explained=len(explained) - len(examples), more_also=len(separate) - len(also), verbose=verbose,

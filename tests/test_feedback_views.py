@@ -89,6 +89,7 @@ def test_the_terminal_shows_the_cause_then_its_symptoms_then_what_else_fails():
     cause, examples, also = (text.index(s) for s in ("Cause:", "It explains 3 of the failing tests", "Also failing"))
     assert cause < examples < text.index("training_drops_attention_weights") < also < text.index("runs_on_another_device")
     assert text.index("Masked scores are set to 0") < text.index("matches_reference_float64")
+    assert "5 |" not in text  # the device error's line is not the cause's: no line under the cause
 
 
 def test_the_dropout_check_reports_what_it_saw_not_a_cause():
