@@ -450,6 +450,22 @@ def release_command(directory, audience, kit_spec, wheel, exercises, force):
                f"of exercises/; grade them with `grade batch`.")
 
 
+def rubric_options(command):
+    """--weights, --rubric and --overrides, shared by `grade batch` and `grade merge`."""
+    for option in reversed([
+        click.option("--weights", metavar="N=POINTS,...",
+                     help="Points each exercise is worth, e.g. 1=10,3=20 (every graded exercise): points = weight x "
+                          "passed/total checks, rounded to 2 decimals."),
+        click.option("--rubric", type=click.Path(dir_okay=False, path_type=Path),
+                     help="A TOML file with a [weights] table (exercise = points); --weights entries win."),
+        click.option("--overrides", type=click.Path(dir_okay=False, path_type=Path),
+                     help="Manual points, applied on every run: TOML [[override]] tables or CSV with the columns "
+                          "submission, exercise, points or delta, comment."),
+    ]):
+        command = option(command)
+    return command
+
+
 @cli.command("batch")
 @click.argument("submissions", type=click.Path(file_okay=False, path_type=Path))
 @pack_option
@@ -467,7 +483,8 @@ def release_command(directory, audience, kit_spec, wheel, exercises, force):
 @click.option("--shard", metavar="I/N", help="Grade only the I-th of N slices (stable by name); -o part_I.json, "
                                              "then `grade merge`.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def batch_command(submissions, jobs, output, report_dir, exercises, timeout, shard, quiet):
+@rubric_options
+def batch_command(submissions, jobs, output, report_dir, exercises, timeout, shard, quiet, weights, rubric, overrides):
     """Grade every submission in SUBMISSIONS: one folder or .zip each, files named as in the handout.
 
     Exercise files (01_self_attention.py, or a notebook 01_self_attention.ipynb) may sit at the top
@@ -485,7 +502,8 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
     load_catalog().check_forbidden()  # a misspelt ban would grade everyone without it: exit 2 before grading
     try:
         result = run_batch(submissions_dir=submissions, jobs=jobs, output=output, report_dir=report_dir,
-                           exercises=exercises, timeout=timeout, progress=not quiet, shard=parse_shard(shard))
+                           exercises=exercises, timeout=timeout, progress=not quiet, shard=parse_shard(shard),
+                           weights=weights, rubric=rubric, overrides=overrides)
     except UsageError as exc:
         fail(str(exc))
     out = console()
@@ -507,8 +525,11 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
 @click.argument("parts", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The merged gradebook: .json (exactly what an unsharded run writes) or .csv.")
-def merge_command(parts, output):
+@rubric_options
+def merge_command(parts, output, weights, rubric, overrides):
     """Merge the partial gradebooks of `grade batch --shard I/N` (every shard 1..N, once each).
+
+    The parts' weights and overrides are applied again; --weights, --rubric or --overrides replace them.
 
     Exit codes: 0 merged · 2 usage error (a missing, repeated or mismatched shard, an unreadable part).
     """
@@ -516,9 +537,12 @@ def merge_command(parts, output):
     from grader.instructor.merge import merge_gradebooks
 
     try:
-        merged = merge_gradebooks(parts=list(parts), output=output)
+        merged = merge_gradebooks(parts=list(parts), output=output, weights=weights, rubric=rubric,
+                                  overrides=overrides)
     except UsageError as exc:
         fail(str(exc))
+    for problem in merged.unapplied:
+        click.echo(f"grade: {problem}", err=True)
     click.echo(f"Merged {merged.shards} shard{'s' if merged.shards != 1 else ''} "
                f"({len(merged.rows)} submissions) into {output}.")
 

@@ -29,7 +29,8 @@ from grader.catalog import load_catalog
 from grader.instructor import UsageError, select_exercises
 from grader.instructor.grading import ExerciseResult, grade_submission
 from grader.instructor.outputs import OutputDir, OutputError
-from grader.instructor.gradebook import gradebook_doc, in_shard, produced_by_text
+from grader.instructor.gradebook import gradebook_doc, in_shard, produced_by_text, row_notes, row_overrides
+from grader.instructor.rubric import Rubric, apply, fmt, load_rubric
 from grader.instructor.submissions import discover, looks_like_one_submission, names_for, open_submission
 from grader.sandbox.limits import Limits
 
@@ -46,14 +47,26 @@ class Row:
     report: str = ""  # path of its HTML report
     cached: bool = False  # taken from the cache, not graded in this run
     duration_s: float = 0.0
+    marks: dict = field(default_factory=dict)  # exercise number -> rubric.Mark (weights, overrides); never cached
+    notes: list[str] = field(default_factory=list)  # what the grader noticed about the submission's files
 
     @property
     def total(self) -> int:
+        """The raw total: checks passed."""
         return sum(e.score for e in self.exercises)
 
     @property
     def max_total(self) -> int:
         return sum(e.max_score for e in self.exercises)
+
+    @property
+    def points(self) -> float:
+        """The total the course gives: weighted, overrides applied (the raw total before rubric.apply)."""
+        return round(sum(self.marks[e.number].points for e in self.exercises), 2) if self.marks else self.total
+
+    @property
+    def max_points(self) -> float:
+        return round(sum(self.marks[e.number].max_points for e in self.exercises), 2) if self.marks else self.max_total
 
     def to_dict(self) -> dict:
         return {"submission": self.submission, "total": self.total, "max_total": self.max_total,
@@ -164,32 +177,41 @@ def _cell(value) -> str:
 
 
 def gradebook_csv(rows: list[Row], numbers: list[int]) -> str:
-    """UTF-8 with a byte-order mark, so that Excel reads accented names right; rows by submission name."""
+    """UTF-8 with a byte-order mark, so that Excel reads accented names right; rows by submission name.
+
+    total/max_total are the course's points (weights, overrides); exN_score/exN_max and raw_* the checks.
+    """
     head = ["submission", "total", "max_total"]
     for n in numbers:
-        head += [f"ex{n}_status", f"ex{n}_score", f"ex{n}_max", f"ex{n}_diagnoses"]
-    head += ["problem", "report", "produced_by"]
+        head += [f"ex{n}_status", f"ex{n}_score", f"ex{n}_max", f"ex{n}_diagnoses", f"ex{n}_points", f"ex{n}_max_points"]
+    head += ["raw_total", "raw_max_total", "overrides", "note", "problem", "report", "produced_by"]
     buf = io.StringIO()
     buf.write("\ufeff")
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(head)
     for row in sorted(rows, key=lambda r: r.submission):
         by_number = {e.number: e for e in row.exercises}
-        cells = [row.submission, row.total, row.max_total]
+        cells = [row.submission, fmt(row.points), fmt(row.max_points)]
         for n in numbers:
-            e = by_number[n]
-            cells += [e.status, e.score, e.max_score, " ".join(e.diagnoses[:3])]
-        cells += [row.problem, row.report, produced_by_text(row)]
+            e, mark = by_number[n], row.marks.get(n)
+            cells += [e.status, e.score, e.max_score, " ".join(e.diagnoses[:3]),
+                      fmt(mark.points if mark else e.score), fmt(mark.max_points if mark else e.max_score)]
+        cells += [row.total, row.max_total, "; ".join(row_overrides(row)), "; ".join(row_notes(row)), row.problem,
+                  row.report, produced_by_text(row)]
         writer.writerow([_cell(c) for c in cells])
     return buf.getvalue()
 
 
-def gradebook_json(rows: list[Row], numbers: list[int], shard: tuple[int, int] | None = None) -> str:
-    return json.dumps(gradebook_doc(rows, numbers, shard), indent=2, ensure_ascii=False) + "\n"
+def gradebook_json(rows: list[Row], numbers: list[int], shard: tuple[int, int] | None = None, rubric=None,
+                   unapplied: list[str] = ()) -> str:
+    return json.dumps(gradebook_doc(rows, numbers, shard, rubric, unapplied), indent=2, ensure_ascii=False) + "\n"
 
 
-def gradebook_text(rows: list[Row], numbers: list[int], name: str, shard: tuple[int, int] | None = None) -> str:
-    return gradebook_csv(rows, numbers) if name.lower().endswith(".csv") else gradebook_json(rows, numbers, shard)
+def gradebook_text(rows: list[Row], numbers: list[int], name: str, shard: tuple[int, int] | None = None,
+                   rubric=None, unapplied: list[str] = ()) -> str:
+    if name.lower().endswith(".csv"):
+        return gradebook_csv(rows, numbers)
+    return gradebook_json(rows, numbers, shard, rubric, unapplied)
 
 
 def cache_name(output: Path | None) -> str:
@@ -232,7 +254,9 @@ class BatchResult:
     reports: list[Path] = field(default_factory=list)
     elapsed_s: float = 0.0
     index: Path | None = None  # the cohort page
-    problems: list[str] = field(default_factory=list)  # outputs that could not be written
+    problems: list[str] = field(default_factory=list)  # outputs that could not be written, overrides not applied
+    rubric: Rubric | None = None
+    unapplied: list[str] = field(default_factory=list)  # overrides naming no submission or exercise of the batch
 
 
 class Outputs:
@@ -279,8 +303,12 @@ def parse_shard(spec: str | None) -> tuple[int, int] | None:
 
 def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = None, report_dir: Path | None = None,
               exercises: str | None = None, timeout: float = 30.0, progress: bool = True,
-              shard: tuple[int, int] | None = None) -> BatchResult:
+              shard: tuple[int, int] | None = None, weights: str | None = None, rubric: Path | None = None,
+              overrides: Path | None = None) -> BatchResult:
     """Grade every submission in submissions_dir (or one shard of them); write gradebook, cache, reports.
+
+    weights ("1=10,3=20"), rubric (a TOML file with a [weights] table) and overrides (TOML or CSV) are read
+    before anything is graded and applied to every row, cached or not (grader/instructor/rubric.py).
 
     Output folders are opened before grading; afterwards the gradebook and the cache are written
     first, then the reports and the cohort page, each on its own (one that fails loses nothing else).
@@ -295,6 +323,9 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
         raise UsageError("a shard writes a partial gradebook for `grade merge`: pass -o part_I.json")
     selected = select_exercises(exercises)
     numbers = [ex.number for ex in selected]
+    course = load_rubric(weights=weights, rubric=rubric, overrides=overrides)
+    if course is not None:
+        course.check(numbers)
     own = looks_like_one_submission(root, selected)
     if own is not None:
         raise UsageError(f"{root} looks like one submission (it holds {own}); pass the folder that holds "
@@ -303,7 +334,9 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
     if not sources:
         raise UsageError(f"no submissions in {submissions_dir}: expected one folder or .zip per submission")
     named = list(zip(sources, names_for(sources)))
+    elsewhere = set()
     if shard is not None:
+        elsewhere = {name for _, name in named if not in_shard(name, shard)}
         named = [(src, name) for src, name in named if in_shard(name, shard)]
     salt = json.dumps([cache_key(timeout), numbers])
     outputs = Outputs(output, report_dir)
@@ -316,7 +349,9 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
             if outputs.report_dir is not None:
                 for row in ordered:
                     row.report = str(Path(report_dir) / report_name(row.submission))
-            result = BatchResult(ordered, len(tasks), len(subs) - len(tasks), output)
+            result = BatchResult(ordered, len(tasks), len(subs) - len(tasks), output, rubric=course)
+            result.unapplied = apply(course, ordered, numbers, elsewhere)
+            result.problems += result.unapplied
             _save(outputs, result, previous, numbers, shard)
             if outputs.report_dir is not None:
                 _write_reports(result, {s.name: s for s in subs}, outputs)
@@ -363,7 +398,7 @@ def _grade(subs, previous, numbers, salt, jobs, timeout, progress) -> tuple[dict
 def _save(outputs: Outputs, result: BatchResult, previous: dict, numbers: list[int], shard) -> None:
     """The gradebook, then the cache: both before any report."""
     if outputs.gradebook_dir is not None:
-        text = gradebook_text(result.rows, numbers, outputs.output.name, shard)
+        text = gradebook_text(result.rows, numbers, outputs.output.name, shard, result.rubric, result.unapplied)
         result.gradebook = _write(outputs.gradebook_dir, outputs.output.name, text, result.problems)
     if outputs.cache_dir is not None:
         _write(outputs.cache_dir, cache_name(outputs.output), cache_text(result.rows, previous), result.problems)
@@ -390,8 +425,8 @@ def _write_reports(result: BatchResult, subs: dict, outputs: Outputs) -> None:
             result.reports.append(path)
     if lost and outputs.gradebook_dir is not None and result.gradebook is not None:  # no links to missing reports
         numbers = [e.number for e in result.rows[0].exercises]
-        _write(outputs.gradebook_dir, outputs.output.name, gradebook_text(result.rows, numbers, outputs.output.name),
-               result.problems)
+        text = gradebook_text(result.rows, numbers, outputs.output.name, None, result.rubric, result.unapplied)
+        _write(outputs.gradebook_dir, outputs.output.name, text, result.problems)
 
 
 class _progress:
