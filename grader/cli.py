@@ -494,16 +494,20 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
     sandbox here cannot keep submissions from the reference and from each other (nothing graded).
     """
     from grader.instructor import UsageError
-    from grader.instructor.batch import parse_shard, run_batch
+    from grader.instructor.batch import batch_rubric, parse_shard, run_batch
     from grader.instructor.summary import LEGEND, summary_table
     from grader.render import console
 
+    try:  # a mistake in the options is a usage error before the sandbox is probed
+        course = batch_rubric(exercises=exercises, weights=weights, rubric=rubric, overrides=overrides)
+    except UsageError as exc:
+        fail(str(exc))
     check_sandbox()
     load_catalog().check_forbidden()  # a misspelt ban would grade everyone without it: exit 2 before grading
     try:
         result = run_batch(submissions_dir=submissions, jobs=jobs, output=output, report_dir=report_dir,
                            exercises=exercises, timeout=timeout, progress=not quiet, shard=parse_shard(shard),
-                           weights=weights, rubric=rubric, overrides=overrides)
+                           course=course)
     except UsageError as exc:
         fail(str(exc))
     out = console()

@@ -301,14 +301,21 @@ def parse_shard(spec: str | None) -> tuple[int, int] | None:
     return int(index), int(count)
 
 
+def batch_rubric(*, exercises: str | None = None, weights: str | None = None, rubric: Path | None = None,
+                 overrides: Path | None = None) -> Rubric | None:
+    """The weights and overrides the options give, checked against the exercises graded (a UsageError if wrong)."""
+    course = load_rubric(weights=weights, rubric=rubric, overrides=overrides)
+    if course is not None:
+        course.check([ex.number for ex in select_exercises(exercises)])
+    return course
+
+
 def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = None, report_dir: Path | None = None,
               exercises: str | None = None, timeout: float = 30.0, progress: bool = True,
-              shard: tuple[int, int] | None = None, weights: str | None = None, rubric: Path | None = None,
-              overrides: Path | None = None) -> BatchResult:
+              shard: tuple[int, int] | None = None, course: Rubric | None = None) -> BatchResult:
     """Grade every submission in submissions_dir (or one shard of them); write gradebook, cache, reports.
 
-    weights ("1=10,3=20"), rubric (a TOML file with a [weights] table) and overrides (TOML or CSV) are read
-    before anything is graded and applied to every row, cached or not (grader/instructor/rubric.py).
+    course (weights and overrides, from batch_rubric) is applied to every row, cached or not.
 
     Output folders are opened before grading; afterwards the gradebook and the cache are written
     first, then the reports and the cohort page, each on its own (one that fails loses nothing else).
@@ -323,7 +330,6 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
         raise UsageError("a shard writes a partial gradebook for `grade merge`: pass -o part_I.json")
     selected = select_exercises(exercises)
     numbers = [ex.number for ex in selected]
-    course = load_rubric(weights=weights, rubric=rubric, overrides=overrides)
     if course is not None:
         course.check(numbers)
     own = looks_like_one_submission(root, selected)

@@ -1,0 +1,180 @@
+"""The instructor's gradebook: weights, overrides, notes. Fast: rows are built by hand or the files are missing,
+so nothing is graded in a sandbox."""
+import csv
+import io
+import json
+
+import pytest
+
+from grader.catalog import load_catalog
+from grader.instructor import UsageError
+from grader.instructor.batch import Row, batch_rubric, gradebook_csv, gradebook_json, run_batch
+from grader.instructor.grading import ExerciseResult
+from grader.instructor.merge import merge_gradebooks
+from grader.instructor.report import render_report
+from grader.instructor.rubric import Rubric, apply, load_rubric, parse_weights, read_overrides, read_rubric
+from tests.conftest import run_grade
+
+EX1, EX3 = load_catalog().get(1), load_catalog().get(3)
+
+
+def _row(name: str, ex1: tuple[int, int], ex3: tuple[int, int]) -> Row:
+    return Row(name, "", [ExerciseResult(1, EX1.slug, "failed", *ex1, ["no_scaling"]),
+                          ExerciseResult(3, EX3.slug, "passed" if ex3[0] == ex3[1] else "failed", *ex3)])
+
+
+def _csv(text: str) -> dict[str, dict]:
+    assert text.startswith("\ufeff")
+    return {r["submission"]: r for r in csv.DictReader(io.StringIO(text[1:]))}
+
+
+def test_weights_scale_each_exercise_and_totals_use_them():
+    rows = [_row("ana", (8, 24), (31, 31)), _row("ben", (1, 3), (0, 31))]
+    assert apply(Rubric(parse_weights("1=10,causal_attention=20")), rows, [1, 3]) == []
+    got = _csv(gradebook_csv(rows, [1, 3]))
+    ana, ben = got["ana"], got["ben"]
+    assert (ana["ex1_score"], ana["ex1_max"], ana["ex1_points"], ana["ex1_max_points"]) == ("8", "24", "3.33", "10")
+    assert (ana["ex3_points"], ana["total"], ana["max_total"]) == ("20", "23.33", "30")
+    assert (ana["raw_total"], ana["raw_max_total"]) == ("39", "55")
+    assert (ben["ex1_points"], ben["total"]) == ("3.33", "3.33")  # 1/3 of 10, half up
+    doc = json.loads(gradebook_json(rows, [1, 3], rubric=Rubric({1: 10, 3: 20})))
+    assert doc["rubric"]["weights"] == {"1": 10, "3": 20} and "half up" in doc["rubric"]["rounding"]
+    first = doc["rows"][0]
+    assert (first["total"], first["max_total"], first["raw_total"], first["raw_max_total"]) == (23.33, 30, 39, 55)
+    assert [(e["score"], e["points"], e["max_points"]) for e in first["exercises"]] == [(8, 3.33, 10), (31, 20, 20)]
+    html = render_report(rows[0], {})
+    assert "23.33</strong>" in html and "39 / 55 checks" in html and "3.33 / 10 points" in html
+
+
+def test_without_weights_points_are_the_checks():
+    rows = [_row("ana", (8, 24), (31, 31))]
+    apply(None, rows, [1, 3])
+    ana = _csv(gradebook_csv(rows, [1, 3]))["ana"]
+    assert (ana["total"], ana["max_total"], ana["ex1_points"], ana["raw_total"]) == ("39", "55", "8", "39")
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("1=ten", "'ten' is not a number"), ("1=nan", "not a finite number"), ("1=-5", "cannot be negative"),
+    ("99=10", "unknown exercise '99'"), ("1:10", "EXERCISE=POINTS"), (",", "EXERCISE=POINTS")])
+def test_bad_weights_are_one_line_usage_errors(spec, message):
+    with pytest.raises(UsageError, match=message):
+        parse_weights(spec)
+
+
+def test_a_rubric_file_and_its_checks(tmp_path):
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text('[weights]\n1 = 10\ncausal_attention = 20.5\n')
+    assert read_rubric(rubric) == {1: 10.0, 3: 20.5}
+    assert load_rubric(weights="3=5", rubric=rubric).weights == {1: 10.0, 3: 5.0}  # --weights wins
+    (tmp_path / "typo.toml").write_text('[weight]\n1 = 10\n')
+    with pytest.raises(UsageError, match="unknown key 'weight'"):
+        read_rubric(tmp_path / "typo.toml")
+    (tmp_path / "bool.toml").write_text('[weights]\n1 = true\n')
+    with pytest.raises(UsageError, match="not a number"):
+        read_rubric(tmp_path / "bool.toml")
+    with pytest.raises(UsageError, match="no weight for exercise 3"):
+        Rubric({1: 10}).check([1, 3])
+    with pytest.raises(UsageError, match="exercise 4, which this batch does not grade"):
+        Rubric({1: 10, 3: 1, 4: 2}).check([1, 3])
+
+
+def test_cli_refuses_bad_weights_before_grading(tmp_path):
+    (tmp_path / "subs" / "ana").mkdir(parents=True)
+    for args in (["--weights", "1=abc"], ["--weights", "42=3"], ["--exercises", "1,3", "--weights", "1=3"]):
+        proc = run_grade("batch", tmp_path / "subs", "-o", tmp_path / "gb.csv", *args)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert not (tmp_path / "gb.csv").exists()
+
+
+OVERRIDES_TOML = '''
+[[override]]
+submission = "José Ñúñez"
+exercise = 1
+points = 9
+comment = "the scaling was explained in the viva"
+
+[[override]]
+submission = "ben"
+exercise = "causal_attention"
+delta = -2.5
+comment = "=HYPERLINK(\\"http://x\\") <b>late</b>"
+'''
+
+
+def test_overrides_from_toml_or_csv_with_comments_everywhere(tmp_path):
+    (tmp_path / "o.toml").write_text(OVERRIDES_TOML)
+    (tmp_path / "o.csv").write_text("\ufeffSubmission,exercise,points,delta,comment\n"
+                                    "José Ñúñez,1,9,,the scaling was explained in the viva\n"
+                                    'ben,3,,-2.5,"=HYPERLINK(""http://x"") <b>late</b>"\n', encoding="utf-8")
+    for name in ("o.toml", "o.csv"):
+        overrides = read_overrides(tmp_path / name)
+        assert [(o.submission, o.exercise, o.points, o.delta) for o in overrides] == \
+            [("José Ñúñez", 1, 9.0, None), ("ben", 3, None, -2.5)]
+        nfd = "Jose\u0301 N\u0303u\u0301n\u0303ez"  # the same name as a Mac writes it
+        rows = [_row(nfd, (8, 24), (31, 31)), _row("ben", (24, 24), (31, 31))]
+        assert apply(Rubric({1: 10, 3: 20}, overrides), rows, [1, 3]) == []
+        got = _csv(gradebook_csv(rows, [1, 3]))
+        jose, ben = got[nfd], got["ben"]
+        assert (jose["ex1_points"], jose["total"]) == ("9", "29")
+        assert jose["overrides"] == "ex1: set to 9 (was 3.33): the scaling was explained in the viva"
+        assert (ben["ex3_points"], ben["total"]) == ("17.5", "27.5")
+        assert ben["overrides"].startswith("ex3: -2.5 (was 20): =HYPERLINK")  # not the cell's start: no formula
+        doc = json.loads(gradebook_json(rows, [1, 3], rubric=Rubric({1: 10, 3: 20}, overrides)))
+        ex3 = next(r for r in doc["rows"] if r["submission"] == "ben")["exercises"][1]
+        assert ex3["override"] == {"points": None, "delta": -2.5, "comment": '=HYPERLINK("http://x") <b>late</b>',
+                                   "before": 20.0} and ex3["points"] == 17.5
+        html = render_report(rows[1], {})
+        assert "Points changed by hand: ex3: -2.5 (was 20): =HYPERLINK(&#34;http://x&#34;) &lt;b&gt;late&lt;/b&gt;" in html
+        assert "<b>late" not in html
+
+
+@pytest.mark.parametrize("text, message", [
+    ("submission,exercise,comment\nana,1,x\n", "points or delta"),
+    ("submission,exercise,points,delta\nana,1,3,1\n", "either points .* or delta"),
+    ("submission,exercise,points\nana,99,3\n", "line 2: unknown exercise '99'"),
+    ("submission,exercise,points\nana,1,lots\n", "line 2 points: 'lots' is not a number"),
+    ("submission,exercise,points\nana,1,3\nana,self_attention,4\n", "line 3: ana exercise 1 is overridden twice"),
+    ("submission,exercise,points,bonus\nana,1,3,1\n", "unknown column 'bonus'")])
+def test_bad_override_files_are_usage_errors(tmp_path, text, message):
+    (tmp_path / "o.csv").write_text(text)
+    with pytest.raises(UsageError, match=message):
+        read_overrides(tmp_path / "o.csv")
+
+
+def test_an_override_for_nobody_is_reported_not_dropped(tmp_path):
+    (tmp_path / "o.csv").write_text("submission,exercise,points\nzed,1,3\nana,4,2\nana,1,5\n")
+    rows = [_row("ana", (8, 24), (31, 31))]
+    unapplied = apply(Rubric({}, read_overrides(tmp_path / "o.csv")), rows, [1, 3])
+    assert unapplied == [f"{tmp_path / 'o.csv'} line 2: no submission named 'zed'; override not applied",
+                         f"{tmp_path / 'o.csv'} line 3: exercise 4 is not graded in this batch; override not applied"]
+    assert rows[0].points == 5 + 31
+    # in a shard, a name graded by another shard is not unknown
+    assert apply(Rubric({}, read_overrides(tmp_path / "o.csv")), rows, [1, 3], elsewhere={"zed"})[1:] == []
+
+
+def _missing_cohort(root):
+    """Submissions whose files are all missing: run_batch grades nothing in a sandbox, yet writes every output."""
+    for name in ("ana", "ben", "cy", "dee"):
+        (root / "subs" / name).mkdir(parents=True)
+    (root / "o.toml").write_text('[[override]]\nsubmission = "ben"\nexercise = 1\npoints = 7\ncomment = "oral exam"\n')
+
+
+def test_overrides_survive_the_cache_and_merge(tmp_path):
+    _missing_cohort(tmp_path)
+    opts = dict(submissions_dir=tmp_path / "subs", jobs=0, exercises="1", progress=False,
+                course=batch_rubric(exercises="1", weights="1=10", overrides=tmp_path / "o.toml"))
+    first = run_batch(output=tmp_path / "gb.json", **opts)
+    again = run_batch(output=tmp_path / "gb.json", **opts)
+    assert (first.graded, again.graded, again.cached) == (4, 0, 4)
+    doc = json.loads((tmp_path / "gb.json").read_text())
+    ben = next(r for r in doc["rows"] if r["submission"] == "ben")
+    assert (ben["total"], ben["max_total"], ben["overrides"]) == (7, 10, ["ex1: set to 7 (was 0): oral exam"])
+    for i in (1, 2):
+        run_batch(output=tmp_path / f"part_{i}.json", shard=(i, 2), **opts)
+    merge_gradebooks(parts=[tmp_path / "part_1.json", tmp_path / "part_2.json"], output=tmp_path / "merged.json")
+    assert (tmp_path / "merged.json").read_text() == (tmp_path / "gb.json").read_text()
+    (tmp_path / "o2.csv").write_text("submission,exercise,delta,comment\nben,1,1,recount\n")
+    merge_gradebooks(parts=[tmp_path / "part_1.json", tmp_path / "part_2.json"], output=tmp_path / "m.csv",
+                     overrides=tmp_path / "o2.csv", weights="1=20")
+    ben = _csv((tmp_path / "m.csv").read_text(encoding="utf-8"))["ben"]
+    assert (ben["total"], ben["max_total"], ben["overrides"]) == ("1", "20", "ex1: +1 (was 0): recount")
