@@ -514,6 +514,10 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
     if result.rows:
         out.print(summary_table(result.rows, [e.number for e in result.rows[0].exercises]))
         out.print(LEGEND, style="dim")
+    noted = sum(1 for row in result.rows if row.notes)
+    if noted:
+        out.print(f"{noted} submission{'s have' if noted != 1 else ' has'} notes (ambiguous, refused or empty files): "
+                  f"see the note column.", markup=False, highlight=False)
     for problem in result.problems:
         click.echo(f"grade: {problem}", err=True)
     count = f"{len(result.rows)} submission{'s' if len(result.rows) != 1 else ''}"

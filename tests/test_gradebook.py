@@ -178,3 +178,78 @@ def test_overrides_survive_the_cache_and_merge(tmp_path):
                      overrides=tmp_path / "o2.csv", weights="1=20")
     ben = _csv((tmp_path / "m.csv").read_text(encoding="utf-8"))["ben"]
     assert (ben["total"], ben["max_total"], ben["overrides"]) == ("1", "20", "ex1: +1 (was 0): recount")
+
+
+def _zip(path, entries: dict, links: dict | None = None):
+    import stat
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in entries.items():
+            z.writestr(name, text)
+        for name, target in (links or {}).items():
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            z.writestr(info, target)
+
+
+def test_ambiguities_and_refusals_are_noted(tmp_path):
+    from grader.instructor import select_exercises
+    from grader.instructor.submissions import open_submission
+
+    exercises = select_exercises("1,3")
+    eve = tmp_path / "eve"
+    (eve / "exercises").mkdir(parents=True)
+    (eve / EX1.file).write_text("x = 1\n")
+    (eve / "01_self_attention.ipynb").write_text("{}")  # a .py next to a notebook: the .py is graded
+    (eve / "exercises" / EX3.file).write_text("x = 3\n")
+    (eve / "old").mkdir()
+    (eve / "old" / EX3.file).write_text("x = 0\n")  # the same file twice, one folder down
+    (eve / "linked").symlink_to(tmp_path)  # a folder link: never followed, and said so
+    sub = open_submission(eve, "eve", tmp_path / "scratch", exercises)
+    assert sub.files[1].read_text() == "x = 1\n" and sub.files[3].read_text() == "x = 3\n"
+    assert sub.notes == ["linked/ is a symbolic link to a folder; not looked into",
+                         "ex1: 01_self_attention.py graded; also found 01_self_attention.ipynb, not graded",
+                         "ex3: exercises/03_causal_attention.py graded; also found old/03_causal_attention.py, "
+                         "not graded"]
+    _zip(tmp_path / "z.zip", {EX1.file: "a = 1\n", f"../{EX3.file}": "b = 1\n"}, links={EX3.file: "/etc/passwd"})
+    with __import__("zipfile").ZipFile(tmp_path / "z.zip", "a") as z:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "Duplicate name": what a hand-made archive can hold
+            z.writestr(EX1.file, "a = 2\n")
+    sub = open_submission(tmp_path / "z.zip", "z", tmp_path / "scratch-z", exercises)
+    assert sub.files[1].read_text() == "a = 2\n" and 3 not in sub.files
+    assert sub.notes == [f"../{EX3.file} points outside the archive; refused",
+                         f"{EX3.file} is a symbolic link in the archive; refused",
+                         f"{EX1.file} is in the archive twice; the last copy was taken"]
+
+
+def test_the_note_column_says_why(tmp_path):
+    subs = tmp_path / "subs"
+    (subs / "alice").mkdir(parents=True)
+    (subs / "alice" / "01_Self_Attention (1).py").write_text("x = 1\n")
+    _zip(subs / "alice.zip", {"README.md": "mine"})
+    _zip(subs / "empty.zip", {})
+    (subs / "ghost").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (subs / "bob").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (subs / "cy").mkdir()
+    (subs / "cy" / EX1.file).write_bytes(b"#" * ((1 << 20) + 1))
+    (subs / "dee").mkdir()
+    (subs / "dee" / EX1.file).symlink_to(EX1.solution_path)
+    run_batch(submissions_dir=subs, jobs=0, exercises="1", progress=False, output=tmp_path / "gb.csv")
+    got = _csv((tmp_path / "gb.csv").read_text(encoding="utf-8"))
+    assert sorted(got) == ["alice", "alice.zip", "bob", "cy", "dee", "empty", "ghost"]
+    assert got["alice"]["note"].startswith("alice and alice.zip are both named 'alice': each is graded as its own")
+    assert "did you mean 01_Self_Attention (1).py?" in got["alice"]["note"]
+    assert got["alice.zip"]["note"].startswith("alice.zip and alice are both named 'alice'")
+    assert got["empty"]["note"].startswith("the archive is empty; ex1: no 01_self_attention.py")
+    assert got["ghost"]["note"].startswith("the folder is empty; ex1: no 01_self_attention.py")
+    assert got["bob"]["problem"] == "bob is a symbolic link; only real folders and .zip files are graded"
+    assert got["cy"]["note"] == "ex1: 01_self_attention.py is larger than 1 MB"
+    assert got["dee"]["note"] == "ex1: 01_self_attention.py is a symbolic link; only regular files are graded"
+    doc = json.loads(gradebook_json(run_batch(submissions_dir=subs, jobs=0, exercises="1", progress=False).rows, [1]))
+    empty = next(r for r in doc["rows"] if r["submission"] == "empty")
+    assert empty["notes"][0] == "the archive is empty"

@@ -31,7 +31,8 @@ from grader.instructor.grading import ExerciseResult, grade_submission
 from grader.instructor.outputs import OutputDir, OutputError
 from grader.instructor.gradebook import gradebook_doc, in_shard, produced_by_text, row_notes, row_overrides
 from grader.instructor.rubric import Rubric, apply, fmt, load_rubric
-from grader.instructor.submissions import discover, looks_like_one_submission, names_for, open_submission
+from grader.instructor.submissions import (discover, looks_like_one_submission, names_for, open_submission,
+                                           shared_names)
 from grader.sandbox.limits import Limits
 
 CACHE_SCHEMA = 1
@@ -350,8 +351,14 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
         previous = outputs.cache()
         with tempfile.TemporaryDirectory(prefix="attention-kit-batch-") as scratch:
             subs = [open_submission(src, name, Path(scratch) / str(i), selected) for i, (src, name) in enumerate(named)]
+            shared = shared_names(sources)
+            for sub in subs:
+                sub.notes[:0] = [shared[sub.source]] if sub.source in shared else []
             rows, tasks = _grade(subs, previous, numbers, salt, jobs, timeout, progress)
             ordered = sorted(rows.values(), key=lambda r: r.submission)
+            by_name = {sub.name: sub for sub in subs}
+            for row in ordered:
+                row.notes = by_name[row.submission].notes
             if outputs.report_dir is not None:
                 for row in ordered:
                     row.report = str(Path(report_dir) / report_name(row.submission))
