@@ -466,6 +466,14 @@ def rubric_options(command):
     return command
 
 
+def lms_options(command):
+    """--canvas and --canvas-assignment, shared by `grade batch` and `grade merge`."""
+    command = click.option("--canvas-assignment", default="attention-kit", show_default=True,
+                           help="The Canvas assignment (column) the totals go to.")(command)
+    return click.option("--canvas", type=click.Path(dir_okay=False, path_type=Path),
+                        help="Also write Canvas's grade-import CSV here (needs a roster with Canvas or SIS IDs).")(command)
+
+
 @cli.command("batch")
 @click.argument("submissions", type=click.Path(file_okay=False, path_type=Path))
 @pack_option
@@ -484,7 +492,12 @@ def rubric_options(command):
                                              "then `grade merge`.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @rubric_options
-def batch_command(submissions, jobs, output, report_dir, exercises, timeout, shard, quiet, weights, rubric, overrides):
+@click.option("--roster", type=click.Path(dir_okay=False, path_type=Path),
+              help="CSV mapping submission names to people: submission, id, email, name (and canvas_id, "
+                   "sis_user_id, sis_login_id, section for --canvas).")
+@lms_options
+def batch_command(submissions, jobs, output, report_dir, exercises, timeout, shard, quiet, weights, rubric, overrides,
+                  roster, canvas, canvas_assignment):
     """Grade every submission in SUBMISSIONS: one folder or .zip each, files named as in the handout.
 
     Exercise files (01_self_attention.py, or a notebook 01_self_attention.ipynb) may sit at the top
@@ -495,11 +508,13 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
     """
     from grader.instructor import UsageError
     from grader.instructor.batch import batch_rubric, parse_shard, run_batch
+    from grader.instructor.roster import read_roster
     from grader.instructor.summary import LEGEND, summary_table
     from grader.render import console
 
     try:  # a mistake in the options is a usage error before the sandbox is probed
         course = batch_rubric(exercises=exercises, weights=weights, rubric=rubric, overrides=overrides)
+        people = read_roster(roster) if roster is not None else None
     except UsageError as exc:
         fail(str(exc))
     check_sandbox()
@@ -507,7 +522,7 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
     try:
         result = run_batch(submissions_dir=submissions, jobs=jobs, output=output, report_dir=report_dir,
                            exercises=exercises, timeout=timeout, progress=not quiet, shard=parse_shard(shard),
-                           course=course)
+                           course=course, roster=people, canvas=canvas, assignment=canvas_assignment)
     except UsageError as exc:
         fail(str(exc))
     out = console()
@@ -534,7 +549,8 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The merged gradebook: .json (exactly what an unsharded run writes) or .csv.")
 @rubric_options
-def merge_command(parts, output, weights, rubric, overrides):
+@lms_options
+def merge_command(parts, output, weights, rubric, overrides, canvas, canvas_assignment):
     """Merge the partial gradebooks of `grade batch --shard I/N` (every shard 1..N, once each).
 
     The parts' weights and overrides are applied again; --weights, --rubric or --overrides replace them.
@@ -546,7 +562,7 @@ def merge_command(parts, output, weights, rubric, overrides):
 
     try:
         merged = merge_gradebooks(parts=list(parts), output=output, weights=weights, rubric=rubric,
-                                  overrides=overrides)
+                                  overrides=overrides, canvas=canvas, assignment=canvas_assignment)
     except UsageError as exc:
         fail(str(exc))
     for problem in merged.unapplied:

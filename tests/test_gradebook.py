@@ -253,3 +253,63 @@ def test_the_note_column_says_why(tmp_path):
     doc = json.loads(gradebook_json(run_batch(submissions_dir=subs, jobs=0, exercises="1", progress=False).rows, [1]))
     empty = next(r for r in doc["rows"] if r["submission"] == "empty")
     assert empty["notes"][0] == "the archive is empty"
+
+
+ROSTER = ("submission,id,email,name,canvas_id,section\n"
+          "José Ñúñez,s001,jose@uni.example,\"Núñez, José\",101,A\n"
+          "ben,s002,ben@uni.example,\"Bell, Ben\",,B\n"
+          "Cy Young,s003,,\"Young, Cy\",103,A\n"
+          "Dee,,dee@uni.example,\"=cmd|' /C calc'!A0\",,B\n"
+          "Eve Absent,s005,eve@uni.example,\"Absent, Eve\",105,A\n")
+
+
+def test_roster_columns_notes_and_canvas_export(tmp_path):
+    from grader.instructor.roster import read_roster
+
+    subs = tmp_path / "subs"
+    for name in ("Jose\u0301 N\u0303u\u0301n\u0303ez", "ben", "cy_young", "dee", "zed"):
+        (subs / name).mkdir(parents=True)
+    (tmp_path / "roster.csv").write_text(ROSTER, encoding="utf-8")
+    roster = read_roster(tmp_path / "roster.csv")
+    result = run_batch(submissions_dir=subs, jobs=0, exercises="1", progress=False, output=tmp_path / "gb.csv",
+                       roster=roster, canvas=tmp_path / "canvas.csv", assignment="Attention take-home",
+                       course=batch_rubric(exercises="1", weights="1=10",
+                                           overrides=_write(tmp_path / "o.csv", "submission,exercise,points\nben,1,6\n")))
+    got = _csv((tmp_path / "gb.csv").read_text(encoding="utf-8"))
+    assert list(next(iter(got.values())))[:6] == ["submission", "id", "email", "name", "total", "max_total"]
+    assert got["ben"]["id"] == "s002" and got["ben"]["email"] == "ben@uni.example" and got["ben"]["total"] == "6"
+    jose = got["Jose\u0301 N\u0303u\u0301n\u0303ez"]
+    assert jose["id"] == "s001" and "roster" not in jose["note"]  # the same name, as a Mac writes it
+    assert got["cy_young"]["id"] == "s003"
+    assert "; matched the roster's 'Cy Young' ignoring case, accents and punctuation; " in got["cy_young"]["note"]
+    assert got["dee"]["name"] == "'=cmd|' /C calc'!A0"  # a roster cell is escaped like any other
+    assert got["zed"]["id"] == "" and "; not in the roster; " in got["zed"]["note"]
+    eve = got["Eve Absent"]
+    assert (eve["id"], eve["total"], eve["problem"]) == ("s005", "0", "in the roster, but no submission was found")
+    assert result.problems == ["dee: no Canvas, SIS or institution ID in the roster; left out of canvas.csv",
+                               "zed: no Canvas, SIS or institution ID in the roster; left out of canvas.csv"]
+    lines = (tmp_path / "canvas.csv").read_text(encoding="utf-8").splitlines()
+    assert lines[:2] == ["Student,ID,SIS User ID,SIS Login ID,Section,Attention take-home",
+                         "    Points Possible,,,,,10"]
+    assert lines[2:] == ['"Absent, Eve",105,s005,,A,0', '"Núñez, José",101,s001,,A,0', '"Bell, Ben",,s002,,B,6',
+                         '"Young, Cy",103,s003,,A,0']
+
+
+def _write(path, text):
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_roster_and_canvas_usage_errors(tmp_path):
+    from grader.instructor.roster import match, read_roster
+
+    for text, message in (("name,id\nx,1\n", "names the columns: submission"),
+                          ("submission,id\nann,1\nann,2\n", "'ann' is in the roster twice")):
+        with pytest.raises(UsageError, match=message):
+            read_roster(_write(tmp_path / "r.csv", text))
+    (tmp_path / "subs" / "ann").mkdir(parents=True)
+    with pytest.raises(UsageError, match="--canvas needs --roster"):
+        run_batch(submissions_dir=tmp_path / "subs", jobs=0, exercises="1", progress=False, canvas=tmp_path / "c.csv")
+    roster = read_roster(_write(tmp_path / "r.csv", "submission,id\nAnn Lee,1\nann lee,2\n"))
+    found, notes = match(["ann_lee"], roster)
+    assert found == {} and notes["ann_lee"] == "not in the roster as written; it could be 'Ann Lee' or 'ann lee'"

@@ -27,7 +27,9 @@ from pathlib import Path
 from grader import __version__, provenance
 from grader.catalog import load_catalog
 from grader.instructor import UsageError, select_exercises
-from grader.instructor.grading import ExerciseResult, grade_submission
+from grader.instructor.grading import ExerciseResult, grade_submission, max_points
+from grader.instructor.lms import canvas_csv
+from grader.instructor.roster import SHOWN, match
 from grader.instructor.outputs import OutputDir, OutputError
 from grader.instructor.gradebook import gradebook_doc, in_shard, produced_by_text, row_notes, row_overrides
 from grader.instructor.rubric import Rubric, apply, fmt, load_rubric
@@ -50,6 +52,7 @@ class Row:
     duration_s: float = 0.0
     marks: dict = field(default_factory=dict)  # exercise number -> rubric.Mark (weights, overrides); never cached
     notes: list[str] = field(default_factory=list)  # what the grader noticed about the submission's files
+    person: dict | None = None  # the roster's entry ({} when a roster was given and has none)
 
     @property
     def total(self) -> int:
@@ -182,7 +185,8 @@ def gradebook_csv(rows: list[Row], numbers: list[int]) -> str:
 
     total/max_total are the course's points (weights, overrides); exN_score/exN_max and raw_* the checks.
     """
-    head = ["submission", "total", "max_total"]
+    people = any(row.person is not None for row in rows)  # a roster was given: its columns follow the name
+    head = ["submission", *(SHOWN if people else ()), "total", "max_total"]
     for n in numbers:
         head += [f"ex{n}_status", f"ex{n}_score", f"ex{n}_max", f"ex{n}_diagnoses", f"ex{n}_points", f"ex{n}_max_points"]
     head += ["raw_total", "raw_max_total", "overrides", "note", "problem", "report", "produced_by"]
@@ -192,7 +196,8 @@ def gradebook_csv(rows: list[Row], numbers: list[int]) -> str:
     writer.writerow(head)
     for row in sorted(rows, key=lambda r: r.submission):
         by_number = {e.number: e for e in row.exercises}
-        cells = [row.submission, fmt(row.points), fmt(row.max_points)]
+        cells = [row.submission, *((row.person or {}).get(k, "") for k in (SHOWN if people else ())),
+                 fmt(row.points), fmt(row.max_points)]
         for n in numbers:
             e, mark = by_number[n], row.marks.get(n)
             cells += [e.status, e.score, e.max_score, " ".join(e.diagnoses[:3]),
@@ -233,7 +238,7 @@ def load_cache(data: bytes | None) -> dict[str, dict]:
 def cache_text(rows: list[Row], previous: dict[str, dict]) -> str:
     keep = dict(previous)
     for row in rows:
-        if all(e.status != "error" for e in row.exercises):  # an internal failure is worth another try
+        if row.digest and all(e.status != "error" for e in row.exercises):  # an internal failure is worth another try
             keep[row.submission] = row.to_dict()
     return json.dumps({"schema": CACHE_SCHEMA, "rows": keep}, ensure_ascii=False)
 
@@ -311,12 +316,51 @@ def batch_rubric(*, exercises: str | None = None, weights: str | None = None, ru
     return course
 
 
+def attach_roster(rows: list[Row], roster: dict, names: list[str], numbers: list[int]) -> list[Row]:
+    """Give each row its person (or a note); returns a row for each roster entry that no name matched."""
+    found, notes = match(names, roster)
+    for row in rows:
+        row.person = roster[found[row.submission]] if row.submission in found else {}
+        if row.submission in notes:
+            row.notes = row.notes + [notes[row.submission]]
+    catalog = load_catalog()
+    return [Row(key, "", [ExerciseResult(n, catalog.get(n).slug, "missing", 0, max_points(n), note="no submission")
+                          for n in numbers], problem="in the roster, but no submission was found", person=person)
+            for key, person in roster.items() if key not in found.values()]
+
+
+def check_canvas(canvas: Path | None, roster: dict | None, shard) -> None:
+    if canvas is None:
+        return
+    if canvas.suffix.lower() != ".csv":
+        raise UsageError(f"--canvas writes a CSV file, not {canvas.name!r}")
+    if roster is None:
+        raise UsageError("--canvas needs --roster: Canvas matches students by their Canvas or SIS IDs")
+    if shard is not None:
+        raise UsageError("--canvas is for the whole cohort: pass it to `grade merge`")
+
+
+def write_canvas(canvas: Path, rows: list[Row], assignment: str) -> list[str]:
+    """Canvas's import CSV; returns what went wrong or was left out, for stderr."""
+    text, left_out = canvas_csv(rows, assignment)
+    problems = [f"{name}: no Canvas, SIS or institution ID in the roster; left out of {canvas.name}" for name in left_out]
+    try:
+        with OutputDir(canvas.parent) as folder:
+            folder.write(canvas.name, text)
+    except (OutputError, OSError) as exc:
+        problems.append(f"could not write {canvas}: {exc}")
+    return problems
+
+
 def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = None, report_dir: Path | None = None,
               exercises: str | None = None, timeout: float = 30.0, progress: bool = True,
-              shard: tuple[int, int] | None = None, course: Rubric | None = None) -> BatchResult:
+              shard: tuple[int, int] | None = None, course: Rubric | None = None, roster: dict | None = None,
+              canvas: Path | None = None, assignment: str = "attention-kit") -> BatchResult:
     """Grade every submission in submissions_dir (or one shard of them); write gradebook, cache, reports.
 
-    course (weights and overrides, from batch_rubric) is applied to every row, cached or not.
+    course (weights and overrides, from batch_rubric) is applied to every row, cached or not; roster
+    (roster.read_roster) adds each person's IDs, and a row for each person without a submission; canvas
+    gets Canvas's grade-import CSV, the total under the column assignment.
 
     Output folders are opened before grading; afterwards the gradebook and the cache are written
     first, then the reports and the cohort page, each on its own (one that fails loses nothing else).
@@ -329,6 +373,7 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
         raise UsageError(f"the gradebook must end in .csv or .json, not {output.name!r}")
     if shard is not None and (output is None or output.suffix.lower() != ".json"):
         raise UsageError("a shard writes a partial gradebook for `grade merge`: pass -o part_I.json")
+    check_canvas(canvas, roster, shard)
     selected = select_exercises(exercises)
     numbers = [ex.number for ex in selected]
     if course is not None:
@@ -359,6 +404,10 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
             by_name = {sub.name: sub for sub in subs}
             for row in ordered:
                 row.notes = by_name[row.submission].notes
+            if roster is not None:
+                absent = attach_roster(ordered, roster, [name for _, name in named] + sorted(elsewhere), numbers)
+                ordered = sorted(ordered + [r for r in absent if shard is None or in_shard(r.submission, shard)],
+                                 key=lambda r: r.submission)
             if outputs.report_dir is not None:
                 for row in ordered:
                     row.report = str(Path(report_dir) / report_name(row.submission))
@@ -366,6 +415,8 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
             result.unapplied = apply(course, ordered, numbers, elsewhere)
             result.problems += result.unapplied
             _save(outputs, result, previous, numbers, shard)
+            if canvas is not None:
+                result.problems += write_canvas(canvas, ordered, assignment)
             if outputs.report_dir is not None:
                 _write_reports(result, {s.name: s for s in subs}, outputs)
         if outputs.report_dir is not None and shard is None:
@@ -423,9 +474,9 @@ def _write_reports(result: BatchResult, subs: dict, outputs: Outputs) -> None:
 
     lost = []
     for row in result.rows:
-        sub = subs[row.submission]
+        files = subs[row.submission].files if row.submission in subs else {}  # none for a roster-only row
         try:
-            sources = {n: p.read_text(encoding="utf-8", errors="replace") for n, p in sub.files.items()}
+            sources = {n: p.read_text(encoding="utf-8", errors="replace") for n, p in files.items()}
             path = _write(outputs.report_dir, report_name(row.submission), render_report(row, sources),
                           result.problems)
         except Exception as exc:  # a report is a view: its failure must not cost the others

@@ -64,7 +64,8 @@ def gradebook_doc(rows, numbers: list[int], shard: tuple[int, int] | None = None
     for row in sorted(rows, key=lambda r: r.submission):
         marks = {n: m.to_dict() for n, m in row.marks.items()}
         doc["rows"].append({
-            "submission": row.submission, "total": number(row.points), "max_total": number(row.max_points),
+            "submission": row.submission, "person": row.person,
+            "total": number(row.points), "max_total": number(row.max_points),
             "raw_total": row.total, "raw_max_total": row.max_total, "notes": row_notes(row),
             "overrides": row_overrides(row), "problem": row.problem, "report": row.report,
             "produced_by": produced_by(row),

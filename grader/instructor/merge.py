@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.instructor import UsageError
-from grader.instructor.batch import GRADEBOOK_SUFFIXES, Row, gradebook_text
+from grader.instructor.batch import GRADEBOOK_SUFFIXES, Row, check_canvas, gradebook_text, write_canvas
 from grader.instructor.gradebook import SCHEMA
 from grader.instructor.grading import ExerciseResult
 from grader.instructor.rubric import Rubric, apply, load_rubric
@@ -95,12 +95,14 @@ def _rows(doc: dict, path: Path, seen: dict) -> list:
                                     if made and e.get("source_sha256") else {}) for e in r["exercises"]]
         derived = {f"ex{e.number}: {e.note}" for e in exercises if e.note}
         notes = [n for n in r.get("notes", []) if n not in derived]
-        rows.append(Row(r["submission"], "", exercises, problem=r["problem"], report=r["report"], notes=notes))
+        rows.append(Row(r["submission"], "", exercises, problem=r["problem"], report=r["report"], notes=notes,
+                        person=r.get("person")))
     return rows
 
 
 def merge_gradebooks(*, parts: list[Path], output: Path, weights: str | None = None, rubric: Path | None = None,
-                     overrides: Path | None = None) -> Merged:
+                     overrides: Path | None = None, canvas: Path | None = None, assignment: str = "attention-kit"
+                     ) -> Merged:
     """Merge partial gradebooks into output (.json: exactly an unsharded run's gradebook; .csv likewise).
 
     Weights and overrides: those the parts record, each replaced by the options given here.
@@ -119,10 +121,14 @@ def merge_gradebooks(*, parts: list[Path], output: Path, weights: str | None = N
     if merged.rubric is not None:
         merged.rubric.check(merged.numbers)
     merged.unapplied = apply(merged.rubric, merged.rows, merged.numbers)
+    if canvas is not None:
+        check_canvas(Path(canvas), {} if any(r.person is not None for r in merged.rows) else None, None)
     try:
         with OutputDir(output.parent) as folder:
             text = gradebook_text(merged.rows, merged.numbers, output.name, None, merged.rubric, merged.unapplied)
             folder.write(output.name, text)
     except (OutputError, OSError) as exc:
         raise UsageError(f"cannot write {output}: {exc}") from None
+    if canvas is not None:
+        merged.unapplied = list(merged.unapplied) + write_canvas(Path(canvas), merged.rows, assignment)
     return merged
