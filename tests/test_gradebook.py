@@ -313,3 +313,39 @@ def test_roster_and_canvas_usage_errors(tmp_path):
     roster = read_roster(_write(tmp_path / "r.csv", "submission,id\nAnn Lee,1\nann lee,2\n"))
     found, notes = match(["ann_lee"], roster)
     assert found == {} and notes["ann_lee"] == "not in the roster as written; it could be 'Ann Lee' or 'ann lee'"
+
+
+def test_a_flat_lms_download_is_grouped_by_student(tmp_path):
+    from grader.instructor import select_exercises
+    from grader.instructor.submissions import flat_groups, open_flat
+
+    dl = tmp_path / "download"
+    dl.mkdir()
+    for name, text in (("doejane_1234_5678_01_self_attention.py", "a = 1\n"),
+                       ("doejane_LATE_1234_5678_03_causal_attention.py", "c = 0\n"),
+                       ("doejane_LATE_1234_5678_03_causal_attention-2.py", "c = 2\n"),  # the latest resubmission
+                       ("doejane_LATE_1234_5678_03_causal_attention-1.py", "c = 1\n"),
+                       ("smithjohn_2222_5680_01_Self_Attention.py", "s = 1\n"),  # a near miss
+                       ("smithjohn_3333_5681_01_self_attention.ipynb", "{}"),  # another John Smith
+                       ("readme.py", "r = 1\n")):
+        (dl / name).write_text(text)
+    groups, strays = flat_groups(dl, taken={"doejane"})
+    assert [g.name for g in groups] == ["doejane_1234", "smithjohn_2222", "smithjohn_3333"]
+    assert strays == ["readme.py is not named as an LMS download names its files "
+                      "(lastfirst_userid_submissionid_file); not graded"]
+    jane = open_flat(groups[0], dl, tmp_path / "s0", select_exercises("1,3"))
+    assert jane.files[1].read_text() == "a = 1\n" and jane.files[3].read_text() == "c = 2\n"
+    assert jane.notes == ["another submission is also named 'doejane'; this one is LMS user 1234",
+                          "doejane_LATE_1234_5678_03_causal_attention-2.py graded as 03_causal_attention.py; also "
+                          "found doejane_LATE_1234_5678_03_causal_attention.py, "
+                          "doejane_LATE_1234_5678_03_causal_attention-1.py, not graded"]
+    john = open_flat(groups[1], dl, tmp_path / "s1", select_exercises("1"))
+    assert john.files == {} and john.near == {1: "01_Self_Attention.py"}
+    for path in dl.glob("doejane_*"):  # the batch below grades nothing in a sandbox: fast
+        path.unlink()
+    result = run_batch(submissions_dir=dl, jobs=0, exercises="1", progress=False, output=tmp_path / "gb.csv")
+    got = _csv((tmp_path / "gb.csv").read_text(encoding="utf-8"))
+    assert sorted(got) == ["smithjohn_2222", "smithjohn_3333"]
+    assert got["smithjohn_3333"]["ex1_status"] == "rejected" and "not a readable notebook" in got["smithjohn_3333"]["note"]
+    assert "did you mean 01_Self_Attention.py?" in got["smithjohn_2222"]["note"]
+    assert result.problems == strays

@@ -33,8 +33,8 @@ from grader.instructor.roster import SHOWN, match
 from grader.instructor.outputs import OutputDir, OutputError
 from grader.instructor.gradebook import gradebook_doc, in_shard, produced_by_text, row_notes, row_overrides
 from grader.instructor.rubric import Rubric, apply, fmt, load_rubric
-from grader.instructor.submissions import (discover, looks_like_one_submission, names_for, open_submission,
-                                           shared_names)
+from grader.instructor.submissions import (discover, flat_groups, looks_like_one_submission, names_for, open_flat,
+                                           open_submission, shared_names)
 from grader.sandbox.limits import Limits
 
 CACHE_SCHEMA = 1
@@ -383,19 +383,24 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
         raise UsageError(f"{root} looks like one submission (it holds {own}); pass the folder that holds "
                          f"every submission, one folder or .zip each")
     sources = discover(root)
-    if not sources:
-        raise UsageError(f"no submissions in {submissions_dir}: expected one folder or .zip per submission")
+    groups, strays = flat_groups(root, set(names_for(sources)))
+    if not sources and not groups:
+        raise UsageError(f"no submissions in {submissions_dir}: expected one folder or .zip per submission, or an "
+                         f"LMS download (lastfirst_userid_submissionid_file.py)")
     named = list(zip(sources, names_for(sources)))
     elsewhere = set()
     if shard is not None:
-        elsewhere = {name for _, name in named if not in_shard(name, shard)}
+        elsewhere = {name for _, name in named if not in_shard(name, shard)} | \
+            {g.name for g in groups if not in_shard(g.name, shard)}
         named = [(src, name) for src, name in named if in_shard(name, shard)]
+        groups = [g for g in groups if in_shard(g.name, shard)]
     salt = json.dumps([cache_key(timeout), numbers])
     outputs = Outputs(output, report_dir)
     try:
         previous = outputs.cache()
         with tempfile.TemporaryDirectory(prefix="attention-kit-batch-") as scratch:
             subs = [open_submission(src, name, Path(scratch) / str(i), selected) for i, (src, name) in enumerate(named)]
+            subs += [open_flat(g, root, Path(scratch) / f"flat-{i}", selected) for i, g in enumerate(groups)]
             shared = shared_names(sources)
             for sub in subs:
                 sub.notes[:0] = [shared[sub.source]] if sub.source in shared else []
@@ -405,13 +410,14 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
             for row in ordered:
                 row.notes = by_name[row.submission].notes
             if roster is not None:
-                absent = attach_roster(ordered, roster, [name for _, name in named] + sorted(elsewhere), numbers)
+                absent = attach_roster(ordered, roster, [sub.name for sub in subs] + sorted(elsewhere), numbers)
                 ordered = sorted(ordered + [r for r in absent if shard is None or in_shard(r.submission, shard)],
                                  key=lambda r: r.submission)
             if outputs.report_dir is not None:
                 for row in ordered:
                     row.report = str(Path(report_dir) / report_name(row.submission))
             result = BatchResult(ordered, len(tasks), len(subs) - len(tasks), output, rubric=course)
+            result.problems += strays
             result.unapplied = apply(course, ordered, numbers, elsewhere)
             result.problems += result.unapplied
             _save(outputs, result, previous, numbers, shard)

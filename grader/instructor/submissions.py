@@ -347,3 +347,63 @@ def _from_zip(sub: Submission, scratch: Path, exercises: list[Exercise]) -> None
         sub.hashes.clear()
         sub.notes.clear()
         sub.problem = f"not a readable zip archive ({type(exc).__name__}: {exc})"
+
+
+# -- a flat LMS download ----------------------------------------------------------------------------------------
+# Canvas's "Download Submissions" puts every file of every student in one folder, named
+# lastfirst_[LATE_]userid_submissionid_original.py, with "-1", "-2" before the extension of a resubmitted file.
+CANVAS_NAME = re.compile(r"^(?P<student>[^_]+?)(?:_late)?_(?P<user>\d+)_(?P<attempt>\d+)_(?P<file>.+)$", re.IGNORECASE)
+RESUBMITTED = re.compile(r"-(\d+)(?=\.[^.]+$)")
+FLAT_SUFFIXES = (".py", ".ipynb")
+
+
+@dataclass
+class FlatGroup:
+    """One student's files in a flat download: entries as _take reads them, {(file name,): path}."""
+    name: str
+    user: str
+    entries: dict[tuple[str, ...], Path] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def flat_groups(root: Path, taken: set[str] = frozenset()) -> tuple[list[FlatGroup], list[str]]:
+    """The students of a flat download in root (files at its top), and the files that are named otherwise.
+
+    A student is the name part plus the LMS user id; two students with the same name part are told apart by
+    their ids (and noted), as is a name that a folder or zip (taken) already uses.
+    """
+    groups: dict[tuple[str, str], FlatGroup] = {}
+    strays = []
+    versions: dict[tuple[str, str, str], list[tuple[int, str, Path]]] = {}
+    for path in sorted(Path(root).iterdir(), key=lambda p: p.name):
+        if path.name.startswith(".") or path.suffix.lower() not in FLAT_SUFFIXES or path.is_dir():
+            continue
+        m = CANVAS_NAME.match(path.name)
+        if not m:
+            strays.append(f"{path.name} is not named as an LMS download names its files "
+                          f"(lastfirst_userid_submissionid_file); not graded")
+            continue
+        student, user = m["student"], m["user"]
+        groups.setdefault((student, user), FlatGroup(student, user))
+        attempt = RESUBMITTED.search(m["file"])
+        original = RESUBMITTED.sub("", m["file"])
+        versions.setdefault((student, user, original), []).append((int(attempt[1]) if attempt else 0, path.name, path))
+    for (student, user, original), found in versions.items():
+        found.sort()
+        group = groups[(student, user)]
+        group.entries[(original,)] = found[-1][2]
+        if len(found) > 1:
+            group.notes.append(f"{found[-1][1]} graded as {original}; also found "
+                               f"{', '.join(name for _, name, _ in found[:-1])}, not graded")
+    named = [g.name for g in groups.values()]
+    for group in groups.values():
+        if named.count(group.name) > 1 or group.name in taken:
+            group.notes.insert(0, f"another submission is also named {group.name!r}; this one is LMS user {group.user}")
+            group.name = f"{group.name}_{group.user}"
+    return sorted(groups.values(), key=lambda g: g.name), strays
+
+
+def open_flat(group: FlatGroup, root: Path, scratch: Path, exercises: list[Exercise]) -> Submission:
+    sub = Submission(group.name, Path(root), notes=list(group.notes))
+    _take(sub, scratch, exercises, group.entries, _read_path)
+    return sub
