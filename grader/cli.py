@@ -496,8 +496,12 @@ def lms_options(command):
               help="CSV mapping submission names to people: submission, id, email, name (and canvas_id, "
                    "sis_user_id, sis_login_id, section for --canvas).")
 @lms_options
+@click.option("--anonymize", is_flag=True, help="Name every submission by a stable pseudonym (blind review).")
+@click.option("--anonymize-key", type=click.Path(dir_okay=False, path_type=Path),
+              help="The pseudonyms' secret key, created (0600) if absent; keep it away from the outputs "
+                   "[default: anonymize.key in your data folder].")
 def batch_command(submissions, jobs, output, report_dir, exercises, timeout, shard, quiet, weights, rubric, overrides,
-                  roster, canvas, canvas_assignment):
+                  roster, canvas, canvas_assignment, anonymize, anonymize_key):
     """Grade every submission in SUBMISSIONS: one folder or .zip each, files named as in the handout.
 
     Exercise files (01_self_attention.py, or a notebook 01_self_attention.ipynb) may sit at the top
@@ -508,6 +512,7 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
     """
     from grader.instructor import UsageError
     from grader.instructor.batch import batch_rubric, parse_shard, run_batch
+    from grader.instructor.anonymize import load_key
     from grader.instructor.roster import read_roster
     from grader.instructor.summary import LEGEND, summary_table
     from grader.render import console
@@ -515,14 +520,18 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
     try:  # a mistake in the options is a usage error before the sandbox is probed
         course = batch_rubric(exercises=exercises, weights=weights, rubric=rubric, overrides=overrides)
         people = read_roster(roster) if roster is not None else None
+        key = load_key(anonymize_key) if anonymize or anonymize_key else None
     except UsageError as exc:
         fail(str(exc))
+    if key is not None and key[2]:
+        click.echo(f"grade: created the pseudonym key {key[1]}; keep it apart from the gradebook and reports", err=True)
     check_sandbox()
     load_catalog().check_forbidden()  # a misspelt ban would grade everyone without it: exit 2 before grading
     try:
         result = run_batch(submissions_dir=submissions, jobs=jobs, output=output, report_dir=report_dir,
                            exercises=exercises, timeout=timeout, progress=not quiet, shard=parse_shard(shard),
-                           course=course, roster=people, canvas=canvas, assignment=canvas_assignment)
+                           course=course, roster=people, canvas=canvas, assignment=canvas_assignment,
+                           key=key[0] if key else None)
     except UsageError as exc:
         fail(str(exc))
     out = console()

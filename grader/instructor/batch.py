@@ -27,6 +27,7 @@ from pathlib import Path
 from grader import __version__, provenance
 from grader.catalog import load_catalog
 from grader.instructor import UsageError, select_exercises
+from grader.instructor.anonymize import anonymize, pseudonym
 from grader.instructor.grading import ExerciseResult, grade_submission, max_points
 from grader.instructor.lms import canvas_csv
 from grader.instructor.roster import SHOWN, match
@@ -355,12 +356,14 @@ def write_canvas(canvas: Path, rows: list[Row], assignment: str) -> list[str]:
 def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = None, report_dir: Path | None = None,
               exercises: str | None = None, timeout: float = 30.0, progress: bool = True,
               shard: tuple[int, int] | None = None, course: Rubric | None = None, roster: dict | None = None,
-              canvas: Path | None = None, assignment: str = "attention-kit") -> BatchResult:
+              canvas: Path | None = None, assignment: str = "attention-kit", key: bytes | None = None
+              ) -> BatchResult:
     """Grade every submission in submissions_dir (or one shard of them); write gradebook, cache, reports.
 
     course (weights and overrides, from batch_rubric) is applied to every row, cached or not; roster
     (roster.read_roster) adds each person's IDs, and a row for each person without a submission; canvas
-    gets Canvas's grade-import CSV, the total under the column assignment.
+    gets Canvas's grade-import CSV, the total under the column assignment. With key (anonymize.load_key) every
+    submission is named by its pseudonym, before anything is graded, cached or written.
 
     Output folders are opened before grading; afterwards the gradebook and the cache are written
     first, then the reports and the cohort page, each on its own (one that fails loses nothing else).
@@ -374,6 +377,8 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
     if shard is not None and (output is None or output.suffix.lower() != ".json"):
         raise UsageError("a shard writes a partial gradebook for `grade merge`: pass -o part_I.json")
     check_canvas(canvas, roster, shard)
+    if key is not None and (roster is not None or canvas is not None):
+        raise UsageError("--anonymize is for blind review: run without it for the roster and the LMS export")
     selected = select_exercises(exercises)
     numbers = [ex.number for ex in selected]
     if course is not None:
@@ -400,10 +405,16 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
         previous = outputs.cache()
         with tempfile.TemporaryDirectory(prefix="attention-kit-batch-") as scratch:
             subs = [open_submission(src, name, Path(scratch) / str(i), selected) for i, (src, name) in enumerate(named)]
-            subs += [open_flat(g, root, Path(scratch) / f"flat-{i}", selected) for i, g in enumerate(groups)]
             shared = shared_names(sources)
             for sub in subs:
                 sub.notes[:0] = [shared[sub.source]] if sub.source in shared else []
+            hidden = [[src.name, src.stem] for src, _ in named]
+            subs += [open_flat(g, root, Path(scratch) / f"flat-{i}", selected) for i, g in enumerate(groups)]
+            hidden += [[g.student, g.user] for g in groups]
+            if key is not None:
+                for sub, secrets in zip(subs, hidden):
+                    anonymize(sub, key, secrets)
+                elsewhere = {pseudonym(key, name) for name in elsewhere}
             rows, tasks = _grade(subs, previous, numbers, salt, jobs, timeout, progress)
             ordered = sorted(rows.values(), key=lambda r: r.submission)
             by_name = {sub.name: sub for sub in subs}

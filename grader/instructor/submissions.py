@@ -363,6 +363,7 @@ class FlatGroup:
     name: str
     user: str
     entries: dict[tuple[str, ...], Path] = field(default_factory=dict)
+    student: str = ""  # the name part of the files' names
     notes: list[str] = field(default_factory=list)
 
 
@@ -384,7 +385,7 @@ def flat_groups(root: Path, taken: set[str] = frozenset()) -> tuple[list[FlatGro
                           f"(lastfirst_userid_submissionid_file); not graded")
             continue
         student, user = m["student"], m["user"]
-        groups.setdefault((student, user), FlatGroup(student, user))
+        groups.setdefault((student, user), FlatGroup(student, user, student=student))
         attempt = RESUBMITTED.search(m["file"])
         original = RESUBMITTED.sub("", m["file"])
         versions.setdefault((student, user, original), []).append((int(attempt[1]) if attempt else 0, path.name, path))
