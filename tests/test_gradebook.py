@@ -349,3 +349,39 @@ def test_a_flat_lms_download_is_grouped_by_student(tmp_path):
     assert got["smithjohn_3333"]["ex1_status"] == "rejected" and "not a readable notebook" in got["smithjohn_3333"]["note"]
     assert "did you mean 01_Self_Attention.py?" in got["smithjohn_2222"]["note"]
     assert result.problems == strays
+
+
+def test_anonymize_gives_stable_pseudonyms_and_leaks_no_name(tmp_path):
+    import os
+    import stat
+
+    from grader.instructor.anonymize import load_key, pseudonym
+
+    key, path, created = load_key(tmp_path / "keys" / "review.key")
+    assert created and stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert load_key(path) == (key, path, False) and pseudonym(key, "Jose\u0301") == pseudonym(key, "José")
+    os.chmod(path, 0o644)
+    with pytest.raises(UsageError, match="only you can read"):
+        load_key(path)
+    os.chmod(path, 0o600)
+    subs = tmp_path / "subs"
+    (subs / "José Ñúñez").mkdir(parents=True)
+    (subs / "José Ñúñez" / "01_Self_Attention (1).py").write_text("x = 1\n")  # a near miss, noted
+    _zip(subs / "Zoë Quist.zip", {"zoë quist final/work/deeper/01_self_attention.py": "x = 1\n"})
+    (subs / "smithjohn_4242_77_01_self_attention.ipynb").write_text("not json")  # an LMS download's file
+    out = tmp_path / "out"
+    run_batch(submissions_dir=subs, jobs=0, exercises="1", progress=False, output=out / "gb.json",
+              report_dir=out / "reports", key=key)
+    names = sorted(r["submission"] for r in json.loads((out / "gb.json").read_text())["rows"])
+    assert names == sorted(pseudonym(key, n) for n in ("José Ñúñez", "Zoë Quist", "smithjohn"))
+    assert all(n.startswith("anon-") for n in names)
+    written = {p.name: p.read_text(encoding="utf-8").lower() for p in out.rglob("*") if p.is_file()}
+    assert len(written) == 6  # gradebook, cache, three reports, the cohort page
+    for name, text in written.items():
+        for secret in ("josé", "jose", "ñúñez", "zoë", "quist", "smithjohn", "4242"):
+            assert secret not in name and secret not in text, (name, secret)
+    assert any("did you mean" in text for text in written.values())  # the note is kept, its names are not
+    again = run_batch(submissions_dir=subs, jobs=0, exercises="1", progress=False, output=out / "gb.json", key=key)
+    assert again.cached == 3 and sorted(r.submission for r in again.rows) == names
+    with pytest.raises(UsageError, match="blind review"):
+        run_batch(submissions_dir=subs, jobs=0, exercises="1", progress=False, key=key, roster={})
