@@ -385,3 +385,25 @@ def test_anonymize_gives_stable_pseudonyms_and_leaks_no_name(tmp_path):
     assert again.cached == 3 and sorted(r.submission for r in again.rows) == names
     with pytest.raises(UsageError, match="blind review"):
         run_batch(submissions_dir=subs, jobs=0, exercises="1", progress=False, key=key, roster={})
+
+
+def test_a_sharded_cohort_with_a_roster_merges_into_the_same_gradebook_and_canvas_file(tmp_path):
+    from grader.instructor.roster import read_roster
+
+    _missing_cohort(tmp_path)
+    roster = read_roster(_write(tmp_path / "roster.csv", "submission,id,name\nana,s1,\"A, Ana\"\nben,s2,\"B, Ben\"\n"
+                                                         "zoe,s9,\"Z, Zoe\"\n"))
+    opts = dict(submissions_dir=tmp_path / "subs", jobs=0, exercises="1", progress=False, roster=roster)
+    run_batch(output=tmp_path / "full.json", canvas=tmp_path / "full.csv", **opts)
+    for i in (1, 2):
+        run_batch(output=tmp_path / f"part_{i}.json", shard=(i, 2), **opts)
+    with pytest.raises(UsageError, match="pass it to `grade merge`"):
+        run_batch(output=tmp_path / "p.json", shard=(1, 2), canvas=tmp_path / "c.csv", **opts)
+    merged = merge_gradebooks(parts=[tmp_path / "part_1.json", tmp_path / "part_2.json"],
+                              output=tmp_path / "merged.json", canvas=tmp_path / "merged.csv")
+    assert (tmp_path / "merged.json").read_text() == (tmp_path / "full.json").read_text()
+    assert (tmp_path / "merged.csv").read_text() == (tmp_path / "full.csv").read_text()
+    assert merged.unapplied == ["cy: no Canvas, SIS or institution ID in the roster; left out of merged.csv",
+                                "dee: no Canvas, SIS or institution ID in the roster; left out of merged.csv"]
+    zoe = next(r for r in json.loads((tmp_path / "full.json").read_text())["rows"] if r["submission"] == "zoe")
+    assert zoe["person"]["id"] == "s9" and zoe["problem"] == "in the roster, but no submission was found"
