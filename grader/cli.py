@@ -506,7 +506,9 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
 
     Exercise files (01_self_attention.py, or a notebook 01_self_attention.ipynb) may sit at the top
     of a submission or one folder down (the handout's exercises/); a nearly right name gets a "did
-    you mean". Submissions already graded and unchanged are skipped.
+    you mean". A flat LMS download (Canvas's lastfirst_userid_submissionid_file.py) is grouped by
+    student. Submissions already graded and unchanged are skipped; what is ambiguous, refused or empty
+    is in the gradebook's note column.
     Exit codes: 0 the batch ran (whatever the scores) · 2 usage error · 3 internal error · 4 refused: the
     sandbox here cannot keep submissions from the reference and from each other (nothing graded).
     """

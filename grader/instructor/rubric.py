@@ -82,7 +82,7 @@ class Rubric:
 
     def to_dict(self) -> dict:
         return {"weights": {str(n): w for n, w in sorted(self.weights.items())}, "rounding": ROUNDING,
-                "overrides": [{k: v for k, v in asdict(o).items()} for o in self.overrides]}
+                "overrides": [asdict(o) for o in self.overrides]}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Rubric":
