@@ -546,9 +546,11 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
                   f"see the note column.", markup=False, highlight=False)
     for problem in result.problems:
         click.echo(f"grade: {problem}", err=True)
-    count = f"{len(result.rows)} submission{'s' if len(result.rows) != 1 else ''}"
+    absent = sum(1 for row in result.rows if not row.digest)  # roster entries without a submission
+    count = f"{len(result.rows) - absent} submission{'s' if len(result.rows) - absent != 1 else ''}"
+    absent_text = f", {absent} in the roster without a submission" if absent else ""
     out.print(f"\n{count}{f' in shard {shard}' if shard else ''}: {result.graded} graded, {result.cached} unchanged "
-              f"since the last run, in {result.elapsed_s:.1f} s.", markup=False, highlight=False)
+              f"since the last run{absent_text}, in {result.elapsed_s:.1f} s.", markup=False, highlight=False)
     for label, path in (("gradebook", result.gradebook), ("reports", report_dir if result.reports else None),
                         ("cohort page", result.index)):
         if path:
