@@ -494,6 +494,30 @@ def release_command(directory, audience, kit_spec, wheel, exercises, force):
                f"of exercises/; grade them with `grade batch`.")
 
 
+def rubric_options(command):
+    """--weights, --rubric and --overrides, shared by `grade batch` and `grade merge`."""
+    for option in reversed([
+        click.option("--weights", metavar="N=POINTS,...",
+                     help="Points each exercise is worth, e.g. 1=10,3=20 (every graded exercise): points = weight x "
+                          "passed/total checks, rounded to 2 decimals."),
+        click.option("--rubric", type=click.Path(dir_okay=False, path_type=Path),
+                     help="A TOML file with a [weights] table (exercise = points); --weights entries win."),
+        click.option("--overrides", type=click.Path(dir_okay=False, path_type=Path),
+                     help="Manual points, applied on every run: TOML [[override]] tables or CSV with the columns "
+                          "submission, exercise, points or delta, comment."),
+    ]):
+        command = option(command)
+    return command
+
+
+def lms_options(command):
+    """--canvas and --canvas-assignment, shared by `grade batch` and `grade merge`."""
+    command = click.option("--canvas-assignment", default="attention-kit", show_default=True,
+                           help="The Canvas assignment (column) the totals go to.")(command)
+    return click.option("--canvas", type=click.Path(dir_okay=False, path_type=Path),
+                        help="Also write Canvas's grade-import CSV here (needs a roster with Canvas or SIS IDs).")(command)
+
+
 @cli.command("batch")
 @click.argument("submissions", type=click.Path(file_okay=False, path_type=Path))
 @pack_option
@@ -511,36 +535,66 @@ def release_command(directory, audience, kit_spec, wheel, exercises, force):
 @click.option("--shard", metavar="I/N", help="Grade only the I-th of N slices (stable by name); -o part_I.json, "
                                              "then `grade merge`.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def batch_command(submissions, jobs, output, report_dir, exercises, timeout, shard, quiet):
+@rubric_options
+@click.option("--roster", type=click.Path(dir_okay=False, path_type=Path),
+              help="CSV mapping submission names to people: submission, id, email, name (and canvas_id, "
+                   "sis_user_id, sis_login_id, section for --canvas).")
+@lms_options
+@click.option("--anonymize", is_flag=True, help="Name every submission by a stable pseudonym (blind review).")
+@click.option("--anonymize-key", type=click.Path(dir_okay=False, path_type=Path),
+              help="The pseudonyms' secret key, created (0600) if absent; keep it away from the outputs "
+                   "[default: anonymize.key in your data folder].")
+def batch_command(submissions, jobs, output, report_dir, exercises, timeout, shard, quiet, weights, rubric, overrides,
+                  roster, canvas, canvas_assignment, anonymize, anonymize_key):
     """Grade every submission in SUBMISSIONS: one folder or .zip each, files named as in the handout.
 
     Exercise files (01_self_attention.py, or a notebook 01_self_attention.ipynb) may sit at the top
     of a submission or one folder down (the handout's exercises/); a nearly right name gets a "did
-    you mean". Submissions already graded and unchanged are skipped.
+    you mean". A flat LMS download (Canvas's lastfirst_userid_submissionid_file.py) is grouped by
+    student. Submissions already graded and unchanged are skipped; what is ambiguous, refused or empty
+    is in the gradebook's note column.
     Exit codes: 0 the batch ran (whatever the scores) · 2 usage error · 3 internal error · 4 refused: the
     sandbox here cannot keep submissions from the reference and from each other (nothing graded).
     """
     from grader.instructor import UsageError
-    from grader.instructor.batch import parse_shard, run_batch
+    from grader.instructor.batch import batch_rubric, parse_shard, run_batch
+    from grader.instructor.anonymize import load_key
+    from grader.instructor.roster import read_roster
     from grader.instructor.summary import LEGEND, summary_table
     from grader.render import console
 
+    try:  # a mistake in the options is a usage error before the sandbox is probed
+        course = batch_rubric(exercises=exercises, weights=weights, rubric=rubric, overrides=overrides)
+        people = read_roster(roster) if roster is not None else None
+        key = load_key(anonymize_key) if anonymize or anonymize_key else None
+    except UsageError as exc:
+        fail(str(exc))
+    if key is not None and key[2]:
+        click.echo(f"grade: created the pseudonym key {key[1]}; keep it apart from the gradebook and reports", err=True)
     check_sandbox()
     load_catalog().check_forbidden()  # a misspelt ban would grade everyone without it: exit 2 before grading
     try:
         result = run_batch(submissions_dir=submissions, jobs=jobs, output=output, report_dir=report_dir,
-                           exercises=exercises, timeout=timeout, progress=not quiet, shard=parse_shard(shard))
+                           exercises=exercises, timeout=timeout, progress=not quiet, shard=parse_shard(shard),
+                           course=course, roster=people, canvas=canvas, assignment=canvas_assignment,
+                           key=key[0] if key else None)
     except UsageError as exc:
         fail(str(exc))
     out = console()
     if result.rows:
         out.print(summary_table(result.rows, [e.number for e in result.rows[0].exercises]))
         out.print(LEGEND, style="dim")
+    noted = sum(1 for row in result.rows if row.notes)
+    if noted:
+        out.print(f"{noted} submission{'s have' if noted != 1 else ' has'} notes (ambiguous, refused or empty files): "
+                  f"see the note column.", markup=False, highlight=False)
     for problem in result.problems:
         click.echo(f"grade: {problem}", err=True)
-    count = f"{len(result.rows)} submission{'s' if len(result.rows) != 1 else ''}"
+    absent = sum(1 for row in result.rows if not row.digest)  # roster entries without a submission
+    count = f"{len(result.rows) - absent} submission{'s' if len(result.rows) - absent != 1 else ''}"
+    absent_text = f", {absent} in the roster without a submission" if absent else ""
     out.print(f"\n{count}{f' in shard {shard}' if shard else ''}: {result.graded} graded, {result.cached} unchanged "
-              f"since the last run, in {result.elapsed_s:.1f} s.", markup=False, highlight=False)
+              f"since the last run{absent_text}, in {result.elapsed_s:.1f} s.", markup=False, highlight=False)
     for label, path in (("gradebook", result.gradebook), ("reports", report_dir if result.reports else None),
                         ("cohort page", result.index)):
         if path:
@@ -551,8 +605,12 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
 @click.argument("parts", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The merged gradebook: .json (exactly what an unsharded run writes) or .csv.")
-def merge_command(parts, output):
+@rubric_options
+@lms_options
+def merge_command(parts, output, weights, rubric, overrides, canvas, canvas_assignment):
     """Merge the partial gradebooks of `grade batch --shard I/N` (every shard 1..N, once each).
+
+    The parts' weights and overrides are applied again; --weights, --rubric or --overrides replace them.
 
     Exit codes: 0 merged · 2 usage error (a missing, repeated or mismatched shard, an unreadable part).
     """
@@ -560,9 +618,12 @@ def merge_command(parts, output):
     from grader.instructor.merge import merge_gradebooks
 
     try:
-        merged = merge_gradebooks(parts=list(parts), output=output)
+        merged = merge_gradebooks(parts=list(parts), output=output, weights=weights, rubric=rubric,
+                                  overrides=overrides, canvas=canvas, assignment=canvas_assignment)
     except UsageError as exc:
         fail(str(exc))
+    for problem in merged.unapplied:
+        click.echo(f"grade: {problem}", err=True)
     click.echo(f"Merged {merged.shards} shard{'s' if merged.shards != 1 else ''} "
                f"({len(merged.rows)} submissions) into {output}.")
 

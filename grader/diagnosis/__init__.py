@@ -66,7 +66,7 @@ def rank(found: list[Diagnosis], verdict: Verdict) -> list[Diagnosis]:
     construct_only = {t.message for t in verdict.failures() if t.code == "construct_should_raise"}
 
     def secondary(d: Diagnosis) -> int:
-        if d.id == "api_mismatch" and d.evidence and set(d.evidence) <= construct_only:
+        if d.id == "heads_not_divisible" or (d.id == "api_mismatch" and d.evidence and set(d.evidence) <= construct_only):
             return 1
         return 2 if d.id in SYMPTOMS else 0
 

@@ -6,11 +6,12 @@ import datetime
 from grader import __version__
 from grader.catalog import load_catalog
 from grader.htmlview import STATUS_LABELS, code_view, environment, grouped, heatmap_view, marked_lines
+from grader.instructor.rubric import fmt
 
 __all__ = ["code_view", "environment", "exercise_view", "heatmap_view", "marked_lines", "render_report"]
 
 
-def exercise_view(result, source: str | None) -> dict:
+def exercise_view(result, source: str | None, mark=None) -> dict:
     ex = load_catalog().get(result.number)
     verdict = result.verdict or {}
     tests = verdict.get("tests", [])
@@ -20,6 +21,8 @@ def exercise_view(result, source: str | None) -> dict:
         "number": ex.number, "title": ex.title, "slug": ex.slug, "expected_file": ex.file,
         "status": result.status, "label": STATUS_LABELS.get(result.status, result.status),
         "score": result.score, "max_score": result.max_score, "note": result.note, "file": result.file,
+        "points": fmt(mark.points if mark else result.score), "max_points": fmt(mark.max_points if mark else result.max_score),
+        "override": mark.override.describe(mark.weighted) if mark and mark.override else "",
         "diagnoses": verdict.get("diagnoses", []), "failing": failing,
         "explained_groups": grouped([t for t in failing if t.get("explained_by")]),
         "failing_groups": grouped([t for t in failing if not t.get("explained_by")]),
@@ -34,8 +37,9 @@ def exercise_view(result, source: str | None) -> dict:
 
 def render_report(row, sources: dict[int, str]) -> str:
     """row: a batch Row; sources: exercise number -> the submitted code (for the code listing)."""
-    sections = [exercise_view(e, sources.get(e.number)) for e in row.exercises]
-    percent = round(100 * row.total / row.max_total) if row.max_total else 0
+    sections = [exercise_view(e, sources.get(e.number), row.marks.get(e.number)) for e in row.exercises]
+    percent = max(0, min(100, round(100 * row.points / row.max_points))) if row.max_points else 0
     return environment().get_template("report.html").render(
-        row=row, sections=sections, percent=percent, version=__version__,
+        row=row, sections=sections, percent=percent, version=__version__, points=fmt(row.points),
+        max_points=fmt(row.max_points),
         generated=datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"))
