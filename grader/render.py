@@ -34,13 +34,20 @@ def verdict_text(v: Verdict, *, path: str, path_arg: str = "", verbose: bool = F
     separate = [t for t in failures if t.explained_by is None]
     examples = _distinct(explained, 10**6 if verbose else 2)
     also = _distinct(separate, 10**6 if verbose else limit)
-    # the line shown: the localization's, else where a failure the cause explains (or any, without one) happened
-    line = (v.localization or {}).get("line") or next((t.line for t in explained or failures if t.line), None)
+    line = verdict_line(v)
     return environment().get_template("verdict.term.j2").render(
         v=v, failures=failures, explained=explained, examples=examples, also=also,
         more_explained=len(explained) - len(examples), more_also=len(separate) - len(also), verbose=verbose,
         diagnosis=v.diagnoses[0] if v.diagnoses else None, hints=ex.hints, next=upcoming or catalog.next_after(ex),
         path=path, path_arg=path_arg, watching=watching, where=lambda n: where(v, n), line=line, excerpt=excerpt(v, line))
+
+
+def verdict_line(v: Verdict) -> int | None:
+    """The line a failing verdict shows: the localization's, else where a failure the cause explains (or any,
+    without one) happened."""
+    failures = v.failures()
+    explained = [t for t in failures if t.explained_by is not None]
+    return (v.localization or {}).get("line") or next((t.line for t in explained or failures if t.line), None)
 
 
 def _distinct(tests: list, limit: int) -> list:
