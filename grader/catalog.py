@@ -40,6 +40,7 @@ DIMS = ("input", "output", "heads", "kv_heads", "context", "context_width", "dro
 LIMITS = ("memory_mb", "cpu_s")
 TOP_KEYS = {"format_version", "allowed_imports", "points", "policy", "exercise"}
 CATEGORIES = ("policy", "api", "shape", "numerics", "masking", "dropout", "device")
+LEVELS = ("easy", "medium", "hard")  # how hard an exercise is in an interview (`grade interview --level`)
 
 __all__ = ["Catalog", "CatalogError", "Exercise", "PACKAGE_DIR", "Pack", "UnknownExercise", "check_forbidden", "kit_dir",
            "load_catalog"]
@@ -82,6 +83,7 @@ class Exercise:
     probe: dict = field(default_factory=dict)
     limits: dict = field(default_factory=dict)  # sandbox limits this exercise needs (memory_mb, cpu_s)
     module: str = ""  # the exercise's own module in the pack's checks/ folder (grader/pack.py)
+    level: str = ""  # one of LEVELS, or "" (then `grade interview --level` never picks it)
     pack: Pack = field(default_factory=Pack.kit, compare=False, repr=False)
 
     @property
@@ -135,7 +137,8 @@ class Catalog:
 REQUIRED = ("number", "slug", "title", "file", "kind", "entry", "signature", "contract", "config", "hints")
 TYPES = {"number": int, "slug": str, "title": str, "file": str, "kind": str, "entry": str, "signature": list,
          "contract": str, "config": dict, "hints": list, "brief": str, "features": list, "forbidden": list,
-         "topics": list, "roles": dict, "dims": dict, "sweep": list, "probe": dict, "limits": dict, "module": str}
+         "topics": list, "roles": dict, "dims": dict, "sweep": list, "probe": dict, "limits": dict, "module": str,
+         "level": str}
 KEYS_OF = {"roles": ROLES, "dims": DIMS, "limits": LIMITS}
 
 
@@ -152,6 +155,8 @@ def _check_exercise(e: dict, where: str, pack: Pack) -> None:
     for key, value in e.items():
         if not isinstance(value, TYPES[key]) or isinstance(value, bool) and TYPES[key] is int:
             bad(key, f"must be a {TYPES[key].__name__}, not {type(value).__name__}")
+    if "level" in e and e["level"] not in LEVELS:
+        bad("level", f"unknown level {e['level']!r} (known: {', '.join(LEVELS)})")
     if e["kind"] not in KINDS:
         bad("kind", f"unknown kind {e['kind']!r} (known: {', '.join(KINDS)})")
     for f in e.get("features", []):

@@ -55,12 +55,25 @@ def keypresses(stream):
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
-def _watch_files(folder: Path, events: queue.Queue, stop: threading.Event) -> None:
+def watch_files(folder: Path, events: queue.Queue, stop: threading.Event) -> None:
+    """Put the path of every file changed under folder into events until stop is set (run it in a thread)."""
     from watchfiles import watch
 
     for changes in watch(folder, stop_event=stop, debounce=30, step=10, rust_timeout=500, yield_on_timeout=True):
         for _, path in changes:
             events.put(Path(path))
+
+
+def grade_file(ex: Exercise, path: Path, *, timeout: float, allow_weak: bool = False):
+    """One warm grade of path as ex on the CPU: its Verdict, or the exception that stopped it (to show)."""
+    from grader.runner import grade
+    from grader.sandbox import Limits
+
+    try:
+        return grade(exercise=ex, path=path, device="cpu", limits=Limits(time_s=timeout), warm=True,
+                     allow_weak_sandbox=allow_weak)
+    except Exception as exc:  # shown on the screen; watching goes on
+        return exc
 
 
 class Watcher:
@@ -89,15 +102,8 @@ class Watcher:
         self.job.start()
 
     def _grade(self, ex: Exercise, generation: int) -> None:
-        from grader.runner import grade
-        from grader.sandbox import Limits
-
         started = time.perf_counter()
-        try:
-            v = grade(exercise=ex, path=self.ws.file_for(ex), device="cpu", limits=Limits(time_s=self.timeout), warm=True,
-                      allow_weak_sandbox=self.allow_weak)
-        except Exception as exc:  # shown on the screen; watching goes on
-            v = exc
+        v = grade_file(ex, self.ws.file_for(ex), timeout=self.timeout, allow_weak=self.allow_weak)
         self.results.put((generation, ex, v, time.perf_counter() - started))
 
     def cancel(self) -> None:
@@ -215,7 +221,7 @@ def run(*, ws: Workspace, exercise: Exercise | None, console, timeout: float = 3
 
     events: queue.Queue = queue.Queue()
     stop = threading.Event()
-    threading.Thread(target=_watch_files, args=(ws.root / "exercises", events, stop), daemon=True).start()
+    threading.Thread(target=watch_files, args=(ws.root / "exercises", events, stop), daemon=True).start()
     keep_warm()
     console.file = sys.stdout  # bound now: while a suite runs in the grading thread, sys.stdout is redirected
     watcher = Watcher(ws, start, console, timeout=timeout)
