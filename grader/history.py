@@ -41,6 +41,36 @@ def now() -> dt.datetime:
     return dt.datetime.now().astimezone().replace(microsecond=0)
 
 
+def _int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _number(value) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0)
+
+
+def _date_ok(value) -> bool:
+    try:
+        return isinstance(value, str) and bool(dt.datetime.fromisoformat(value))
+    except ValueError:
+        return False
+
+
+def _entry_ok(e) -> bool:
+    return (isinstance(e, dict) and _int(e.get("number")) and _date_ok(e.get("first_seen"))
+            and all(_int(e.get(k, 0)) for k in ("attempts", "grades"))
+            and (e.get("passed_at") is None or _date_ok(e["passed_at"])) and _number(e.get("time_to_pass_s"))
+            and isinstance(e.get("days", []), list) and all(_date_ok(d) for d in e.get("days", [])))
+
+
+def _interview_ok(i) -> bool:
+    return (isinstance(i, dict) and isinstance(i.get("exercise"), str) and _int(i.get("number"))
+            and _date_ok(i.get("date")) and isinstance(i.get("passed"), bool) and _int(i.get("score"))
+            and _int(i.get("attempts")) and _number(i.get("time_to_pass_s"))
+            and isinstance(i.get("mistakes", []), list)
+            and all(isinstance(m, dict) and isinstance(m.get("id"), str) for m in i.get("mistakes", [])))
+
+
 @dataclass
 class History:
     exercises: dict[str, dict] = field(default_factory=dict)
@@ -55,9 +85,9 @@ class History:
         if not isinstance(data, dict) or data.get("version") != VERSION:
             raise ValueError(f"not a version {VERSION} history")
         exercises, days, interviews = data.get("exercises", {}), data.get("days", []), data.get("interviews", [])
-        if not (isinstance(exercises, dict) and all(isinstance(v, dict) for v in exercises.values())
-                and isinstance(days, list) and all(isinstance(d, str) for d in days)
-                and isinstance(interviews, list) and all(isinstance(i, dict) for i in interviews)):
+        if not (isinstance(exercises, dict) and all(_entry_ok(v) for v in exercises.values())
+                and isinstance(days, list) and all(_date_ok(d) for d in days)
+                and isinstance(interviews, list) and all(_interview_ok(i) for i in interviews)):
             raise ValueError("unexpected structure")
         return cls(dict(exercises), set(days), list(interviews))
 
@@ -165,6 +195,18 @@ def record_grade(ex, verdict) -> tuple[bool, str | None]:
 
 def record_interview(ex, card: dict) -> str | None:
     return Store().update(lambda h: h.interview(ex, card, when=now()))[1]
+
+
+def duration(seconds) -> str:
+    """A span for people: "42 s", "7 min", "1 h 05 min", "3 days"."""
+    seconds = int(seconds or 0)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min"
+    if seconds < 2 * 86400:
+        return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+    return f"{seconds // 86400} days"
 
 
 def summary(history: History, catalog, today: dt.date) -> dict:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
+from grader import history
 from grader.catalog import Exercise, load_catalog
 from grader.workspace import Hints, Workspace, named_mistake
 
@@ -140,6 +141,7 @@ class Watcher:
                 self.hints.shown(ex)  # the verdict on screen shows that mistake's hint: h goes on with the ladder
         except OSError as exc:
             problem = f"progress not saved: {exc.strerror or exc}"
+        problem = history.record_grade(ex, v)[1] or problem
         self.console.print(f"[bold]attention-kit watch[/] · exercise {ex.number}/{len(self.catalog.exercises)} · "
                            f"{len(self.ws.passed)} passed · graded in {took:.2f} s\n")
         show(self.console, verdict_text(v, path=str(self.ws.file_for(ex)), watching=True))

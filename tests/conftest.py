@@ -6,11 +6,14 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# A learner's grades are recorded in their data directory (grader/history.py); the kit's tests keep theirs apart.
+os.environ.setdefault("ATTENTION_KIT_DATA_DIR", tempfile.mkdtemp(prefix="attention-kit-data-"))
 CORPUS = ROOT / "tests" / "corpus"
 
 

@@ -21,6 +21,7 @@ LAYERS = [
     (3, ("grader.suites", "grader.diagnosis", "grader.checks")),
     (4, ("grader.runner",)),
     (5, ("grader.devcheck", "grader.cli", "grader.watch", "grader.workspace", "grader.render", "grader.explain",
+         "grader.interview", "grader.history",
          "grader.instructor", "grader.__main__")),
 ]
 

@@ -80,14 +80,19 @@ class Session:
     def failing(self) -> int:
         return sum(not a.passed for a in self.attempts)
 
-    def score(self) -> int:
+    def breakdown(self) -> dict:
+        """What the score is made of: {"base", "attempts", "hints"} (the last two are costs)."""
         if self.passed:
             base = PASS
         else:
             best = max((a.score / a.max_score for a in self.attempts if a.max_score), default=0.0)
             base = round(PARTIAL * best)
-        cost = min(ATTEMPT_COST * self.failing(), ATTEMPT_COST_MAX) + HINT_COST * self.hints
-        return max(0, base - cost)
+        return {"base": base, "attempts": min(ATTEMPT_COST * self.failing(), ATTEMPT_COST_MAX),
+                "hints": HINT_COST * self.hints}
+
+    def score(self) -> int:
+        parts = self.breakdown()
+        return max(0, parts["base"] - parts["attempts"] - parts["hints"])
 
     def card(self) -> dict:
         """The scorecard as data (history and --json keep it as it is)."""
@@ -96,4 +101,5 @@ class Session:
                 "elapsed_s": round(self.elapsed(), 1), "time_to_pass_s": won.at_s if won else None,
                 "attempts": len(self.attempts), "failing_attempts": self.failing(),
                 "mistakes": [{"id": m["id"], "title": m["title"], "attempt": m["attempt"]} for m in self.mistakes()],
-                "hints": self.hints, "hints_allowed": self.hints_allowed, "score": self.score()}
+                "hints": self.hints, "hints_allowed": self.hints_allowed, "score": self.score(),
+                "breakdown": self.breakdown()}
