@@ -447,7 +447,7 @@ def watch(exercise, timeout, allow_weak):
 @click.option("--topic", help="Draw among the exercises with this explainer topic (`grade explain --list`).")
 @click.option("--level", type=click.Choice(["easy", "medium", "hard"]), help="Draw among the exercises of this level.")
 @click.option("--seed", type=int, help="Draw with this seed (the same options and seed draw the same exercise).")
-@click.option("--minutes", type=click.FloatRange(1, 600), default=30, show_default=True, help="The time limit.")
+@click.option("--minutes", type=click.FloatRange(0.1, 600), default=30, show_default=True, help="The time limit.")
 @click.option("--hints", is_flag=True, help="Allow hints during the interview (h); each costs points, said up front.")
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path),
               help="Write the page here (default: interview/ in the workspace).")
