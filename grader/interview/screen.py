@@ -84,7 +84,7 @@ class Screen:
             self.say(self.m.not_counted(reason, clock(at)))
             return
         failing, seen = [], set()
-        for t in sorted(v.failures(), key=lambda t: t.explained_by is not None):  # causes before consequences
+        for t in v.failures():  # in the suites' order: api, shape, numerics, masking, dropout, device
             if t.message not in seen and len(failing) < SHOWN_FAILURES:
                 failing.append(t)
                 seen.add(t.message)
