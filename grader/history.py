@@ -74,7 +74,7 @@ def _interview_ok(i) -> bool:
 @dataclass
 class History:
     exercises: dict[str, dict] = field(default_factory=dict)
-    days: set[str] = field(default_factory=set)  # local dates (YYYY-MM-DD) with at least one grade
+    days: set[str] = field(default_factory=set)  # local dates (YYYY-MM-DD) with a graded attempt or an interview
     interviews: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
@@ -100,9 +100,10 @@ class History:
         entry["grades"] = entry.get("grades", 0) + 1
         entry["last"] = when.isoformat()
         day = when.date().isoformat()
-        self.days.add(day)
-        if day not in entry.setdefault("days", []):
-            entry["days"].append(day)
+        if started:  # grading an untouched skeleton is no practice
+            self.days.add(day)
+            if day not in entry.setdefault("days", []):
+                entry["days"].append(day)
         first_pass = False
         if entry.get("passed_at") is None:
             entry["attempts"] = entry.get("attempts", 0) + (1 if started else 0)

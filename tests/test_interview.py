@@ -116,11 +116,14 @@ def test_history_first_seen_attempts_time_to_pass_and_streaks(tmp_path):
     entry = past.exercises["kit/scaled_dot_product"]
     assert problem is None and entry["attempts"] == 2 and entry["grades"] == 4
     assert entry["time_to_pass_s"] == (at(3, 12) - at(1)).total_seconds()
-    assert history.streaks(past.days, dt.date(2026, 3, 5)) == (1, 3)
-    assert history.streaks(past.days, dt.date(2026, 3, 6)) == (1, 3)  # practised yesterday: still running
-    assert history.streaks(past.days, dt.date(2026, 3, 8)) == (0, 3)
+    assert history.streaks(past.days, dt.date(2026, 3, 5)) == (1, 2)
+    assert history.streaks(past.days, dt.date(2026, 3, 6)) == (1, 2)  # practised yesterday: still running
+    assert history.streaks(past.days, dt.date(2026, 3, 8)) == (0, 2)
+    assert history.streaks({"2026-03-01", "2026-03-02", "2026-03-03", "2026-03-05"}, dt.date(2026, 3, 5)) == (1, 3)
+    assert history.streaks({"2026-03-01", "2026-03-02", "2026-03-03"}, dt.date(2026, 3, 4)) == (3, 3)
+    assert history.streaks(set(), dt.date(2026, 3, 4)) == (0, 0)
     rows = history.summary(past, CATALOG, dt.date(2026, 3, 5))["exercises"]
-    assert rows[1]["slug"] == "scaled_dot_product" and rows[1]["days_practised"] == 4
+    assert rows[1]["slug"] == "scaled_dot_product" and rows[1]["days_practised"] == 3  # not day 1: not started
 
 
 @pytest.mark.parametrize("damage", ["{not json", '{"version": 1, "exercises": {"kit/x": {"number": "one"}}}',

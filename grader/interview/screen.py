@@ -167,7 +167,7 @@ def run(*, ex, path: Path, session: Session, console, stdin, timeout: float, all
                 saved = False
                 while not events.empty():
                     saved = saved or events.get().resolve() == target
-                if saved and session.ended is None:
+                if saved and session.ended is None and not session.out_of_time():
                     screen.grade()
                 if session.out_of_time() and session.ended is None and not screen.busy():
                     screen.poll()  # a save graded just before the limit still counts
