@@ -465,7 +465,7 @@ def interview(exercise, topic, level, seed, minutes, hints, directory, questions
     Exit codes: 0 passed (or --questions) · 1 not passed · 2 usage error · 4 refused: weak sandbox.
     """
     from grader.explain import ExplainError, pick_lang
-    from grader.interview import PickError, follow_ups, interview as run_interview, prepare
+    from grader.interview import PickError, follow_ups, run
     from grader.render import console
 
     try:
@@ -483,17 +483,15 @@ def interview(exercise, topic, level, seed, minutes, hints, directory, questions
     if not allow_weak:
         check_sandbox(offer=True)
     try:
-        picked = prepare(catalog=load_catalog(), exercise=exercise, topic=topic, level=level, seed=seed, folder=folder,
-                         backups=(ws.root if directory is None else folder) / workspace.BACKUPS)
+        passed, problem = run(catalog=load_catalog(), exercise=exercise, topic=topic, level=level, seed=seed,
+                              folder=folder, backups=(ws.root if directory is None else folder) / workspace.BACKUPS,
+                              minutes=minutes, hints=hints, timeout=timeout, allow_weak=allow_weak, lang=language,
+                              reveal=reveal, console=out, stdin=sys.stdin)
     except PickError as exc:
         fail(str(exc))
-    session, problem = run_interview(ex=picked["ex"], path=picked["path"], page=picked["page"], minutes=minutes,
-                                     hints=hints, timeout=timeout, allow_weak=allow_weak, console=out, stdin=sys.stdin,
-                                     seed=picked["seed"], backup=picked["backup"])
     if problem:
         click.echo(f"grade: warning: {problem}", err=True)
-    follow_ups(ex=picked["ex"], lang=language, console=out, stdin=sys.stdin, reveal=reveal)
-    sys.exit(0 if session.passed else 1)
+    sys.exit(0 if passed else 1)
 
 
 @cli.command()

@@ -13,7 +13,7 @@ from grader.interview.card import Session, rules
 from grader.interview.page import PickError, pick, write_page
 from grader.interview.questions import for_exercise
 
-__all__ = ["PickError", "follow_ups", "interview", "offer", "pick", "prepare"]
+__all__ = ["PickError", "follow_ups", "interview", "offer", "pick", "prepare", "run"]
 
 
 def prepare(*, catalog, exercise, topic: str | None, level: str | None, seed: int | None, folder: Path,
@@ -27,6 +27,20 @@ def prepare(*, catalog, exercise, topic: str | None, level: str | None, seed: in
     ex = pick(catalog, number=exercise, topic=topic, level=level, seed=seed or 0)
     path, backup, text = write_page(ex, folder, backups)
     return {"ex": ex, "path": path, "page": text, "backup": backup, "seed": None if exercise is not None else seed}
+
+
+def run(*, catalog, exercise, topic: str | None, level: str | None, seed: int | None, folder: Path, backups: Path,
+        minutes: float, hints: bool, timeout: float, allow_weak: bool, lang: str, reveal: bool, console,
+        stdin) -> tuple[bool, str | None]:
+    """A whole interview: the draw and the page, the timed session and its scorecard, the follow-up questions.
+    Returns (passed, a one-line problem saving the history or None)."""
+    picked = prepare(catalog=catalog, exercise=exercise, topic=topic, level=level, seed=seed, folder=folder,
+                     backups=backups)
+    session, problem = interview(ex=picked["ex"], path=picked["path"], page=picked["page"], minutes=minutes,
+                                 hints=hints, timeout=timeout, allow_weak=allow_weak, console=console, stdin=stdin,
+                                 seed=picked["seed"], backup=picked["backup"])
+    follow_ups(ex=picked["ex"], lang=lang, console=console, stdin=stdin, reveal=reveal)
+    return session.passed is not None, problem
 
 
 def interview(*, ex, path: Path, page: str, minutes: float, hints: bool, timeout: float, allow_weak: bool,
