@@ -27,7 +27,6 @@ SUITES_DIR = Path(__file__).resolve().parent / "suites"
 UNUSED_PLUGINS = ("cacheprovider", "randomly", "xdist", "timeout", "unraisableexception", "threadexception",
                   "logging", "faulthandler", "warnings", "doctest", "junitxml", "pastebin", "stepwise", "legacypath")
 PYTEST_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")  # read by pytest.main: unset for the hidden suite's run
-CATEGORY_ORDER = ["policy", "api", "shape", "numerics", "masking", "dropout", "device"]
 
 
 class InternalError(Exception):
@@ -80,10 +79,11 @@ def _evidence(declared, code: str) -> tuple[str, ...]:
 class Collector:
     """pytest plugin: keeps the tests this exercise needs and records each outcome as a TestResult."""
 
-    def __init__(self, harness, features: set[str], points: dict):
+    def __init__(self, harness, features: set[str], catalog):
         self.harness = harness
         self.features = features
-        self.points = points
+        self.points = catalog.points
+        self.categories = catalog.categories
         self.results: list[TestResult] = []
         self.internal: list[str] = []
         self.pack_faults: list[str] = []  # errors in a pack's own check code (grader/pack.py pack_fault)
@@ -103,7 +103,13 @@ class Collector:
         for item in items:
             needs = set().union(*(m.args for m in item.iter_markers("needs")))
             (keep if needs <= self.features else drop).append(item)
-        keep.sort(key=lambda it: CATEGORY_ORDER.index(it.get_closest_marker("check").args[0]))
+        for item in keep:
+            category = item.get_closest_marker("check").args[0]
+            if category not in self.categories:
+                self.pack_faults.append(f"{item.path.name}: {item.name}: @check({category!r}): no such category; "
+                                        "declare it in info.toml's [points]")
+        keep.sort(key=lambda it: self.categories.index(it.get_closest_marker("check").args[0])
+                  if it.get_closest_marker("check").args[0] in self.categories else len(self.categories))
         for item in keep:
             mark = item.get_closest_marker("check")
             params = item.callspec.params if hasattr(item, "callspec") else {}
@@ -191,7 +197,7 @@ def _pytest(collector: Collector, *extra: str) -> tuple[int, str]:
 
 
 def run_suite(harness, ex: Exercise, device: str) -> Collector:
-    collector = Collector(harness, _features(ex, device), load_catalog(ex.pack).points)
+    collector = Collector(harness, _features(ex, device), load_catalog(ex.pack))
     from grader.harness import PRECISION_NOTES  # imports torch
 
     notes = []
@@ -213,7 +219,7 @@ def run_suite(harness, ex: Exercise, device: str) -> Collector:
 def max_score(ex: Exercise, device: str = "cpu") -> int:
     """The most a file can score on ex: the points of the checks a grade runs, found by collecting them
     (nothing runs, no worker starts). Equal to any verdict's max_score for ex on that device."""
-    collector = Collector(SimpleNamespace(exercise=ex), _features(ex, device), load_catalog(ex.pack).points)
+    collector = Collector(SimpleNamespace(exercise=ex), _features(ex, device), load_catalog(ex.pack))
     code, output = _pytest(collector, "--collect-only")
     if code != pytest.ExitCode.OK or not collector.planned:
         raise InternalError(f"the hidden suite could not be collected (pytest exit {int(code)}): {output[-800:]}")
