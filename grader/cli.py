@@ -242,14 +242,12 @@ def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bo
 
 
 def _offer(out, ex) -> None:
-    from grader.explain import ExplainError, pick_lang
+    """After a first pass: the follow-up questions an interviewer would ask next (in the locale's language)."""
+    from grader.explain import pick_lang
     from grader.interview import offer
     from grader.render import show
 
-    try:
-        text = offer(ex, pick_lang(None))
-    except ExplainError:
-        return
+    text = offer(ex, pick_lang(None))
     if text:
         show(out, "\n" + text)
 

@@ -35,21 +35,39 @@ class Screen:
         self.job: threading.Thread | None = None
         self.generation = 0
         self.hint_level = 0
+        self.pending: tuple | None = None  # (generation, text, at) of a save waiting for the running grade to end
         self.last_status = ""
         self.m = macros()
 
     # -- grading ------------------------------------------------------------------------
+    # One grade at a time (the runner is not made for two at once in one process): a save while a grade runs
+    # stops that grade's worker and waits for it to end; then the newest save is graded.
+    def warm_up(self) -> None:
+        """Grade the page once, unseen, while the candidate reads it: the first save is then as fast as the next."""
+        self.job = threading.Thread(target=grade_file, args=(self.ex, self.path),
+                                    kwargs={"timeout": self.timeout, "allow_weak": self.allow_weak}, daemon=True)
+        self.job.start()
+
     def grade(self) -> None:
-        """Grade the page as saved now; a grade still running for an older save is stopped."""
-        self.cancel()
+        """Grade the page as saved now (after the grade running, if any, which is stopped)."""
+        from grader.sandbox.session import cancel_all
+
         self.generation += 1
         at = self.session.elapsed()
         try:
             text = self.path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             text = ""
+        self.pending = (self.generation, text, at)
         self.say(self.m.grading(clock(at)))
-        self.job = threading.Thread(target=self._grade, args=(self.generation, text, at), daemon=True)
+        if self.busy():
+            cancel_all()
+        else:
+            self._start()
+
+    def _start(self) -> None:
+        self.job = threading.Thread(target=self._grade, args=self.pending, daemon=True)
+        self.pending = None
         self.job.start()
 
     def _grade(self, generation: int, text: str, at: float) -> None:
@@ -59,6 +77,7 @@ class Screen:
     def cancel(self) -> None:
         from grader.sandbox.session import cancel_all
 
+        self.pending = None
         if self.busy():
             self.generation += 1
             cancel_all()
@@ -72,6 +91,8 @@ class Screen:
             generation, text, at, v = self.results.get()
             if generation == self.generation:
                 self.result(text, at, v)
+        if self.pending is not None and not self.busy():
+            self._start()
 
     def result(self, text: str, at: float, v) -> None:
         if isinstance(v, Exception):
@@ -108,7 +129,7 @@ class Screen:
     def tick(self, force: bool = False) -> None:
         """The timer line, redrawn in place each second on a terminal (printed on changes elsewhere)."""
         s = self.session
-        state = "grading…" if self.busy() else ("waiting for a save" if not s.attempts else
+        state = "grading…" if self.busy() or self.pending else ("waiting for a save" if not s.attempts else
                                                ("passed" if s.passed else "failing"))
         line = self.m.status(clock(s.elapsed()), clock(s.minutes * 60), len(s.attempts), state)
         if line == self.last_status and not force:
@@ -152,6 +173,7 @@ def run(*, ex, path: Path, session: Session, console, stdin, timeout: float, all
     keep_warm()
     screen = Screen(ex=ex, path=path, session=session, console=console, timeout=timeout, allow_weak=allow_weak)
     target = path.resolve()
+    screen.warm_up()
     screen.say(screen.m.keys(session.hints_allowed))
     try:
         with interrupt_flag() as interrupted, keypresses(stdin) as key_fd:
@@ -169,7 +191,7 @@ def run(*, ex, path: Path, session: Session, console, stdin, timeout: float, all
                     saved = saved or events.get().resolve() == target
                 if saved and session.ended is None and not session.out_of_time():
                     screen.grade()
-                if session.out_of_time() and session.ended is None and not screen.busy():
+                if session.out_of_time() and session.ended is None and not screen.busy() and screen.pending is None:
                     screen.poll()  # a save graded just before the limit still counts
                     session.ended = session.ended or "time"
                 screen.tick()
