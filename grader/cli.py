@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from grader import __version__, history, workspace
-from grader.catalog import UnknownExercise, load_catalog
+from grader.catalog import LEVELS, UnknownExercise, load_catalog
 from grader.pack import PackError
 from grader.params import EXERCISE, Failure, InternalFailure, WeakSandboxFailure
 
@@ -443,7 +443,7 @@ def watch(exercise, timeout, allow_weak):
 @click.argument("exercise", required=False, type=EXERCISE)
 @pack_option
 @click.option("--topic", help="Draw among the exercises with this explainer topic (`grade explain --list`).")
-@click.option("--level", type=click.Choice(["easy", "medium", "hard"]), help="Draw among the exercises of this level.")
+@click.option("--level", type=click.Choice(LEVELS), help="Draw among the exercises of this level (info.toml's level).")
 @click.option("--seed", type=int, help="Draw with this seed (the same options and seed draw the same exercise).")
 @click.option("--minutes", type=click.FloatRange(0.1, 600), default=30, show_default=True, help="The time limit.")
 @click.option("--hints", is_flag=True, help="Allow hints during the interview (h); each costs points, said up front.")
