@@ -466,3 +466,41 @@ def test_a_first_pass_offers_the_follow_up_questions_once(tmp_path):
     assert again.returncode == 0 and "grade interview" not in again.stdout
     entry = history.Store(tmp_path / "data").load()[0].exercises["kit/scaled_dot_product"]
     assert entry["attempts"] == 1 and entry["grades"] == 2 and entry["passed_at"]
+
+
+def passing_verdict(ex):
+    from grader.results import Status, TestResult, Verdict
+
+    return Verdict(ex.number, ex.slug, ex.title, [TestResult("api", "api", Status.PASSED)], [], "cpu", 0.1)
+
+
+def test_the_first_pass_offers_follow_up_questions_once_and_json_stays_one_document(tmp_path, monkeypatch):
+    from grader import runner
+
+    ex = CATALOG.get(9)
+    monkeypatch.setattr(runner, "grade", lambda **kwargs: passing_verdict(ex))
+    env = {"ATTENTION_KIT_DATA_DIR": str(tmp_path), "NO_COLOR": "1", "LANG": "zh_CN.UTF-8", "COLUMNS": "300"}
+    first = grade_here("exercise", "9", ex.solution_path, env=env)
+    asked = [q.q for q in for_exercise(ex, "zh")[:2]]
+    assert first.returncode == 0 and all(q in first.stdout for q in asked) and "grade interview 9 --questions" in first.stdout
+    again = grade_here("exercise", "9", ex.solution_path, env=env)
+    assert again.returncode == 0 and "grade interview" not in again.stdout
+    as_json = grade_here("exercise", "9", ex.solution_path, "--json", env={**env, "ATTENTION_KIT_DATA_DIR": str(tmp_path / "new")})
+    assert json.loads(as_json.stdout)["passed"] and as_json.stdout.count("\n") == 1
+
+
+def test_what_a_submission_controls_is_shown_as_text_on_the_interview_screen():
+    from rich.console import Console
+
+    from grader.interview.screen import macros
+    from grader.render import show
+    from grader.results import Status, TestResult, Verdict
+
+    ex = CATALOG.get(2)
+    bad = TestResult("numerics", "numerics", Status.FAILED, message="[bold red]FORGED[/] [link=http://x]y[/link]")
+    v = Verdict(2, ex.slug, ex.title, [bad], [], "cpu", 0.1)
+    console = Console(record=True, width=120, color_system="truecolor", force_terminal=True)
+    attempt = Session(2, 5, False, "PAGE", clock=lambda: 0.0).note(v, "code", 3)
+    show(console, macros().attempt(1, attempt, v, v.failures(), "00:03"))
+    assert "[bold red]FORGED[/] [link=http://x]y[/link]" in console.export_text()
+    assert "\x1b]8;" not in console.export_text(styles=True)  # no hyperlink escape made from the message
