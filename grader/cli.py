@@ -154,30 +154,21 @@ def init(directory):
     click.echo(f"Created workspace {ws.root}\nNext: cd {directory} && edit exercises/{first.file}, then run `grade exercise {first.number}`.")
 
 
-STATUS_STYLE = {"passed": "[green]✓ passed[/]", "passed, failing now": "[yellow]✓ passed (failing now)[/]",
-                "in progress": "[yellow]in progress[/]", "not started": "not started"}
-
-
 @cli.command("list")
 @pack_option
 def list_exercises():
     """List the exercises with your progress in this workspace."""
-    from rich.table import Table
-
-    from grader.render import console
+    from grader.render import console, progress_table
 
     ws = current_workspace()
-    table = Table("#", "slug", "title", "status", box=None, pad_edge=False)
-    for ex in load_catalog().exercises:
-        table.add_row(str(ex.number), ex.slug, ex.title, "-" if ws is None else STATUS_STYLE[ws.status(ex)])
     out = console()
-    out.print(table)
+    out.print(progress_table(ws, load_catalog()))
     if ws is None:
         out.print("\n(not in a workspace: `grade init DIR` makes one and tracks your progress)")
 
 
 def _grade(ex, path: Path, *, device: str, timeout: float, policy_file: Path | None = None, allow_weak: bool = False,
-           offer: bool = False):
+           offer: bool = False, attention: bool = False):
     """runner.grade, with its usage, internal and weak-sandbox errors turned into one-line exits 2, 3 and 4."""
     from grader.policy import PolicyError
     from grader.runner import DeviceUnavailable, InternalError, WeakSandbox, grade
@@ -185,7 +176,7 @@ def _grade(ex, path: Path, *, device: str, timeout: float, policy_file: Path | N
 
     try:
         return grade(exercise=ex, path=path, device=device, limits=Limits(time_s=timeout), policy_file=policy_file,
-                     allow_weak_sandbox=allow_weak)
+                     allow_weak_sandbox=allow_weak, capture_attention=attention)
     except (DeviceUnavailable, PolicyError) as exc:
         fail(str(exc))
     except WeakSandbox as exc:
@@ -208,15 +199,21 @@ def _record(ws, ex, verdict) -> str | None:
 
 
 def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bool, timeout: float,
-               policy_file: Path | None = None, repro: bool = False, allow_weak: bool = False):
-    """Grade one exercise and print the verdict; returns the exit code."""
+               policy_file: Path | None = None, repro: bool = False, allow_weak: bool = False, html: bool = False,
+               output: Path | None = None):
+    """Grade one exercise and print the verdict (with html, also write the learner's page); returns the exit code."""
     from grader.render import console, repro_text, show, verdict_text
 
+    if output is not None and not html:
+        fail("-o/--output names the HTML report: add --html")
     ws = current_workspace(required=path is None)
     path = path or ws.file_for(ex)
     if not path.is_file():
         fail(f"no such file: {path}" + (" (run `grade reset %d` to restore it)" % ex.number if ws and ws.owns(path, ex) else ""))
-    verdict = _grade(ex, path, device=device, timeout=timeout, policy_file=policy_file, allow_weak=allow_weak, offer=True)
+    if html and output is not None and output.resolve() == path.resolve():
+        fail(f"-o {output} is the file being graded: name another file for the report")
+    verdict = _grade(ex, path, device=device, timeout=timeout, policy_file=policy_file, allow_weak=allow_weak, offer=True,
+                     attention=html)
     owned = ws is not None and ws.owns(path, ex)
     if not owned:
         hints = workspace.Hints(None)
@@ -230,11 +227,16 @@ def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bo
         click.echo(repro_text(verdict, ex=ex, path=path))
     else:
         out = console()
-        show(out, verdict_text(verdict, path=str(path), path_arg="" if owned else f" {path}", verbose=verbose))
+        upcoming = ws.next_exercise(load_catalog(), ex) if owned else None
+        show(out, verdict_text(verdict, path=str(path), path_arg="" if owned else f" {path}", verbose=verbose,
+                               upcoming=upcoming))
         if first_pass:  # once per exercise: what an interviewer would ask next
             _offer(out, ex)
     if noted:
         click.echo(f"grade: warning: {noted}", err=True)
+    if html:
+        report = _write_report(ex, verdict, path, output)
+        click.echo(f"Report: {report}", err=as_json)
     problem = _record(ws, ex, verdict) if owned else None
     if problem:  # shown after the verdict, which was computed all the same
         fail(problem)
@@ -250,6 +252,18 @@ def _offer(out, ex) -> None:
     text = offer(ex, pick_lang(None))
     if text:
         show(out, "\n" + text)
+
+
+def _write_report(ex, verdict, path: Path, output: Path | None) -> Path:
+    from grader.learner_report import write_report
+    from grader.source import Unreadable, read_submission
+
+    try:
+        source = read_submission(path)
+    except Unreadable:
+        source = None
+    return write_report(ex=ex, verdict=verdict, source=source, path=path, output=output,
+                        following=load_catalog().next_after(ex))
 
 
 DEVICE = click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
@@ -273,11 +287,14 @@ TIMEOUT = click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0
 @click.option("--policy", "policy_file", type=click.Path(dir_okay=False, path_type=Path),
               help="An instructor's policy TOML extending the kit's (allowed imports, denied names; see SECURITY.md).")
 @click.option("--repro", is_flag=True, help="Print a short runnable script reproducing the first failing check.")
+@click.option("--html", is_flag=True, help="Also write an HTML report: verdict, mistake, evidence, your code with the "
+                                          "line marked, heat maps, hint (default: NAME.report.html beside the file).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Where --html writes the report.")
 @WEAK_OK
-def exercise(exercise, path, as_json, device, verbose, timeout, policy_file, repro, allow_weak):
+def exercise(exercise, path, as_json, device, verbose, timeout, policy_file, repro, html, output, allow_weak):
     """Grade EXERCISE (number or slug). PATH defaults to the workspace's file for it."""
     sys.exit(_grade_one(exercise, path, as_json=as_json, device=device, verbose=verbose, timeout=timeout,
-                        policy_file=policy_file, repro=repro, allow_weak=allow_weak))
+                        policy_file=policy_file, repro=repro, allow_weak=allow_weak, html=html, output=output))
 
 
 @cli.command("all")
@@ -373,16 +390,43 @@ def hint(exercise, level):
 
 @cli.command()
 @click.argument("exercise", required=False, type=EXERCISE)
+@click.argument("path", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Show it even though you have not passed the exercise.")
-def solution(exercise, force):
+@click.option("--diff", is_flag=True, help="Your code (PATH, else the workspace's file) beside the reference: side by "
+                                          "side when the terminal is wide enough, else a unified diff.")
+def solution(exercise, path, force, diff):
     """Show the reference solution for EXERCISE once you have passed it.
 
-    Without EXERCISE, in a workspace: the exercise you graded last."""
+    Without EXERCISE, in a workspace: the exercise you graded last. With --diff, your code beside it
+    (coloured on a terminal; a plain unified diff when piped)."""
+    if path is not None and not diff:
+        fail("PATH is the file to compare with the reference: add --diff")
     ex = exercise or current_exercise("solution", graded_last=True)
     ws = current_workspace()
     if not force and (ws is None or ex.number not in ws.passed):
         fail(f"pass exercise {ex.number} first (or use --force): solutions are more useful after your own attempt")
-    click.echo(workspace.solution_text(ex), nl=False)
+    if not diff:
+        click.echo(workspace.solution_text(ex), nl=False)
+        return
+    click.echo(_solution_diff(ex, path or (ws.file_for(ex) if ws else None)), nl=False)
+
+
+def _solution_diff(ex, path: Path | None) -> str:
+    from grader.diffview import render_diff
+    from grader.source import Unreadable, read_submission
+
+    if path is None:
+        fail(f"which file? `grade solution {ex.number} PATH --diff` (or run it in your workspace)")
+    if not path.is_file():
+        fail(f"no such file: {path}")
+    try:
+        mine = read_submission(path)
+    except Unreadable as exc:
+        fail(str(exc))
+    terminal = sys.stdout.isatty()
+    return render_diff(mine, workspace.solution_text(ex), mine_name=f"{path} (yours)",
+                       ref_name=f"{ex.file} (reference)", width=shutil.get_terminal_size((80, 24)).columns if terminal else None,
+                       color=terminal and "NO_COLOR" not in os.environ)
 
 
 @cli.command()

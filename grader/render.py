@@ -22,13 +22,10 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def verdict_text(v: Verdict, *, path: str, path_arg: str = "", verbose: bool = False, limit: int = 6,
-                 watching: bool = False) -> str:
-    """Rich-markup text for one verdict; repeated identical messages are folded unless verbose."""
-    catalog = load_catalog()
-    ex = catalog.get(v.exercise)
+def shown_failures(v: Verdict, *, verbose: bool = False, limit: int = 6) -> tuple[list, int, int]:
+    """The failing tests worth showing, how many follow from the first diagnosis and are not shown, and how
+    many more are not shown (the same message again): the separate problems first, then two consequences."""
     failures = v.failures()
-    # separate problems first; the failures the first diagnosis explains are its consequences: two as examples
     separate = [t for t in failures if t.explained_by is None]
     following = [t for t in failures if t.explained_by is not None]
     shown, seen = [], set()
@@ -37,11 +34,42 @@ def verdict_text(v: Verdict, *, path: str, path_arg: str = "", verbose: bool = F
             shown.append(t)
             seen.add(t.message)
     consequences = 0 if verbose else sum(t not in shown for t in following)
+    return shown, consequences, len(failures) - len(shown) - consequences
+
+
+def verdict_text(v: Verdict, *, path: str, path_arg: str = "", verbose: bool = False, limit: int = 6,
+                 watching: bool = False, upcoming=None) -> str:
+    """Rich-markup text for one verdict; repeated identical messages are folded unless verbose.
+    upcoming: the exercise to do next (Workspace.next_exercise); without it, the one after in the catalog."""
+    catalog = load_catalog()
+    ex = catalog.get(v.exercise)
+    failures = v.failures()
+    shown, consequences, hidden = shown_failures(v, verbose=verbose, limit=limit)
     return environment().get_template("verdict.term.j2").render(
-        v=v, failures=failures, shown=shown, consequences=consequences,
-        hidden=len(failures) - len(shown) - consequences, verbose=verbose,
-        diagnosis=v.diagnoses[0] if v.diagnoses else None, hints=ex.hints, next=catalog.next_after(ex),
+        v=v, failures=failures, shown=shown, consequences=consequences, hidden=hidden, verbose=verbose,
+        diagnosis=v.diagnoses[0] if v.diagnoses else None, hints=ex.hints, next=upcoming or catalog.next_after(ex),
         path=path, path_arg=path_arg, watching=watching)
+
+
+STATUS_STYLE = {"passed": "[green]✓ passed[/]", "passed, failing now": "[yellow]✓ passed (failing now)[/]",
+                "in progress": "[yellow]in progress[/]", "not started": "not started"}
+
+
+def progress_table(ws, catalog, *, current=None):
+    """The exercises with their titles and the workspace's status of each (`grade list`, and `l` in watch, which
+    marks the exercise it watches with ▸); ws None: no status."""
+    from rich.table import Table
+
+    table = Table(*([""] if current else []), "#", "slug", "title", "status", box=None, pad_edge=False)
+    for ex in catalog.exercises:
+        mark = ["[bold]▸[/]" if ex.number == current.number else ""] if current else []
+        table.add_row(*mark, str(ex.number), ex.slug, escape(ex.title), "-" if ws is None else STATUS_STYLE[ws.status(ex)])
+    return table
+
+
+def watch_parts():
+    """The macros of templates/watch.term.j2 that make up watch's screen (status, verdict, prompt, keys...)."""
+    return environment().get_template("watch.term.j2").module
 
 
 def hint_text(ex, level: int) -> str:

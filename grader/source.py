@@ -88,15 +88,21 @@ def notebook_code(data: bytes) -> str:
         nb = nbformat.reads(data.decode("utf-8-sig"), as_version=4)
     except Exception:  # nbformat raises many kinds for a damaged notebook
         raise Unreadable(f"this notebook could not be read; {NOTEBOOK_HELP}") from None
-    cells = []
-    for cell in nb.cells:
-        if cell.get("cell_type") != "code":
-            continue
-        lines = [f"# {line}" if line.lstrip().startswith(("%", "!")) else line for line in cell.source.splitlines()]
-        cells.append("\n".join(lines))
+    cells = [_without_magics(cell.source) for cell in nb.cells if cell.get("cell_type") == "code"]
     if not any(c.strip() for c in cells):
         raise Unreadable(f"this notebook has no code cells; {NOTEBOOK_HELP}")
     return "\n\n\n".join(cells) + "\n"
+
+
+def cell_code(magic: str, body: str) -> str:
+    """A `%%grade` cell as a file the grader reads: the magic line commented out as in a notebook, so line N
+    of the file is line N of the cell."""
+    return _without_magics(f"{magic}\n{body}") + "\n"
+
+
+def _without_magics(code: str) -> str:
+    """IPython magics and shell lines (%, %%, !) commented out; every other line as it is."""
+    return "\n".join(f"# {line}" if line.lstrip().startswith(("%", "!")) else line for line in code.splitlines())
 
 
 def is_blank(source: str) -> bool:

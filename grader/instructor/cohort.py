@@ -6,7 +6,7 @@ from collections import Counter
 
 from grader import __version__
 from grader.catalog import load_catalog
-from grader.instructor.report import environment, heatmap_view
+from grader.htmlview import environment, heatmap_view
 
 BINS = 10  # score histogram: 0-9 %, 10-19 %, ..., 90-100 %
 TOP_DIAGNOSES = 10

@@ -44,8 +44,7 @@ class Screen:
     # stops that grade's worker and waits for it to end; then the newest save is graded.
     def warm_up(self) -> None:
         """Grade the page once, unseen, while the candidate reads it: the first save is then as fast as the next."""
-        self.job = threading.Thread(target=grade_file, args=(self.ex, self.path),
-                                    kwargs={"timeout": self.timeout, "allow_weak": self.allow_weak}, daemon=True)
+        self.job = threading.Thread(target=self._verdict, daemon=True)
         self.job.start()
 
     def grade(self) -> None:
@@ -71,8 +70,14 @@ class Screen:
         self.job.start()
 
     def _grade(self, generation: int, text: str, at: float) -> None:
-        self.results.put((generation, text, at, grade_file(self.ex, self.path, timeout=self.timeout,
-                                                           allow_weak=self.allow_weak)))
+        self.results.put((generation, text, at, self._verdict()))
+
+    def _verdict(self):
+        """The page's verdict, or the exception that stopped grading it (shown; the interview goes on)."""
+        try:
+            return grade_file(self.ex, self.path, timeout=self.timeout, allow_weak=self.allow_weak)
+        except Exception as exc:
+            return exc
 
     def cancel(self) -> None:
         from grader.sandbox.session import cancel_all
