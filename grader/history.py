@@ -224,5 +224,7 @@ def summary(history: History, catalog, today: dt.date) -> dict:
                      "days_practised": len(entry.get("days", [])) if entry else 0,
                      "interviews": len(interviews), "best_interview_score": best})
     current, longest = streaks(history.days, today)
+    keys = {exercise_key(ex) for ex in catalog.exercises}
     return {"schema_version": 1, "exercises": rows, "days_practised": len(history.days),
-            "streak": {"current": current, "longest": longest}, "interviews": history.interviews}
+            "streak": {"current": current, "longest": longest},
+            "interviews": [i for i in history.interviews if i.get("exercise") in keys]}

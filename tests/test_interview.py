@@ -19,7 +19,7 @@ from grader.catalog import kit_dir, load_catalog
 from grader.interview import page as pages
 from grader.interview.card import Session
 from grader.interview.questions import LANGS, for_exercise, topic_questions
-from tests.conftest import COMMAND, CORPUS, grade_here
+from tests.conftest import COMMAND, CORPUS, ROOT, grade_here
 
 CATALOG = load_catalog()
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -161,6 +161,9 @@ def test_progress_lists_grades_and_interviews(tmp_path):
     assert "streak: 1 day" in proc.stdout and "not passed, 3 attempts, mistakes: heads_split_wrong" in proc.stdout
     data = json.loads(grade_here("progress", "--json", env={"ATTENTION_KIT_DATA_DIR": str(tmp_path)}).stdout)
     assert data["interviews"][0]["score"] == 35 and data["exercises"][3]["best_interview_score"] == 35
+    pack = json.loads(grade_here("progress", "--json", "--pack", ROOT / "examples" / "alibi-pack",
+                                 env={"ATTENTION_KIT_DATA_DIR": str(tmp_path)}).stdout)
+    assert [r["key"] for r in pack["exercises"]] == ["alibi-pack/alibi"] and pack["interviews"] == []
 
 
 # -- the command line ------------------------------------------------------------------------------
