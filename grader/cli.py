@@ -256,10 +256,10 @@ def _offer(out, ex) -> None:
 
 def _write_report(ex, verdict, path: Path, output: Path | None) -> Path:
     from grader.learner_report import write_report
-    from grader.source import Unreadable, read_submission
+    from grader.source import Unreadable, read_source
 
     try:
-        source = read_submission(path)
+        source = read_source(path)  # a notebook's lines numbered by cell and line
     except Unreadable:
         source = None
     return write_report(ex=ex, verdict=verdict, source=source, path=path, output=output,

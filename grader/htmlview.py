@@ -11,6 +11,7 @@ from markupsafe import Markup
 from grader.catalog import kit_dir
 from grader.explain import heatmap
 from grader.sandbox.textsafe import clean
+from grader.source import Source
 
 MAX_CODE_LINES = 600
 STATUS_LABELS = {"passed": "passed", "failed": "failed", "not_started": "not started", "missing": "missing",
@@ -32,9 +33,12 @@ def _shown(value):
 
 def marked_lines(source: str, entry: str, failing: list[dict], localization: dict | None = None) -> tuple[set[int], str]:
     """Lines to highlight and why: where the code raised, a syntax error, the localized line, else the entry."""
-    raised = {t["line"] for t in failing if isinstance(t.get("line"), int)}
+    raised = {t["line"] for t in failing if isinstance(t.get("line"), int) and t.get("status") != "timeout"}
     if raised:
         return raised, "raised"
+    stuck = {t["line"] for t in failing if isinstance(t.get("line"), int)}
+    if stuck:  # a timed-out submission's own stack: where it was when its time ran out
+        return stuck, "stuck"
     line = localization.get("line") if isinstance(localization, dict) else None
     if isinstance(line, int) and 1 <= line <= len(source.splitlines()):
         return {line}, "localized"
@@ -51,14 +55,29 @@ def marked_lines(source: str, entry: str, failing: list[dict], localization: dic
     return set(), ""
 
 
-def code_view(source: str | None, entry: str, failing: list[dict], failed: bool, localization: dict | None = None) -> dict | None:
+def code_view(source, entry: str, failing: list[dict], failed: bool, localization: dict | None = None) -> dict | None:
+    """source: a grader.source.Source (or its text); a notebook's lines are numbered by cell and line."""
     if source is None:
         return None
-    marks, why = marked_lines(source, entry, failing, localization) if failed else (set(), "")
-    lines = source.splitlines()
-    shown = [{"n": i, "text": text, "mark": i in marks} for i, text in enumerate(lines[:MAX_CODE_LINES], start=1)]
+    source = source if isinstance(source, Source) else Source(source)
+    marks, why = marked_lines(source.text, entry, failing, localization) if failed else (set(), "")
+    lines = source.text.splitlines()
+    shown = [{"n": i, "label": _number(source, i), "text": text, "mark": i in marks}
+             for i, text in enumerate(lines[:MAX_CODE_LINES], start=1)]
     evidence = str(localization.get("evidence", "")) if why == "localized" else ""
     return {"lines": shown, "why": why, "more": max(0, len(lines) - MAX_CODE_LINES), "entry": entry, "evidence": evidence}
+
+
+def _number(source: Source, line: int) -> str:
+    cell = source.cell_of(line)
+    return f"{cell[0]}:{cell[1]}" if cell else ("" if source.cells else str(line))
+
+
+def place(t: dict) -> str:
+    """Where a test's line is: "line 12", or "cell 3, line 4" in a notebook."""
+    if isinstance(t.get("cell"), int) and isinstance(t.get("cell_line"), int):
+        return f"cell {t['cell']}, line {t['cell_line']}"
+    return f"line {t['line']}" if isinstance(t.get("line"), int) else ""
 
 
 def attention_panels(attention: dict | None) -> list[tuple[list[dict], list[str]]]:
@@ -92,7 +111,7 @@ def grouped(failing: list[dict], shown: int = 4) -> list[dict]:
     groups: dict[tuple, dict] = {}
     for t in failing:
         key = (t["status"], t["message"], t.get("line"))
-        g = groups.setdefault(key, {"status": t["status"], "message": t["message"], "line": t.get("line"),
+        g = groups.setdefault(key, {"status": t["status"], "message": t["message"], "line": t.get("line"), "where": place(t),
                                     "names": [], "categories": []})
         g["names"].append(t["name"])
         if t["category"] not in g["categories"]:

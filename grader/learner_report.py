@@ -28,12 +28,14 @@ def status_of(verdict: dict) -> str:
     return "passed" if verdict["passed"] else ("not_started" if verdict.get("state") == "not_started" else "failed")
 
 
-def learner_view(ex: Exercise, verdict: dict, attention: dict | None, source: str | None, guide: Guidance) -> dict:
+def learner_view(ex: Exercise, verdict: dict, attention: dict | None, source, guide: Guidance) -> dict:
     """verdict: Verdict.to_json(); attention: Verdict.attention (heat-map weights of a failing grade)."""
     tests = verdict.get("tests", [])
     status = status_of(verdict)
     failing = [t for t in tests if t["status"] not in ("passed", "skipped")]
     failed = status == "failed"
+    explained = [t for t in failing if t.get("explained_by")]  # cause first: what the named mistake explains
+    also = [t for t in failing if not t.get("explained_by")]
     diagnoses = verdict.get("diagnoses", [])
     started = [d for d in diagnoses if d["id"] != "not_started"]
     nudge = next((d["evidence"][0] for d in diagnoses if d["id"] == "not_started" and d.get("evidence")), "")
@@ -43,7 +45,9 @@ def learner_view(ex: Exercise, verdict: dict, attention: dict | None, source: st
         "duration": verdict.get("duration_s"), "where": guide.where, "nudge": nudge,
         "runs": bool(failing) and not any(t.get("code") == "not_implemented" for t in failing),
         "diagnoses": started if failed else [], "notes": verdict.get("notes", []),
-        "failing": failing if failed else [], "failing_groups": grouped(failing) if failed else [],
+        "failing": failing if failed else [],
+        "explained_groups": grouped(explained) if failed else [], "explained_count": len(explained),
+        "failing_groups": grouped(also) if failed else [], "also_count": len(also),
         "passed_count": sum(t["status"] == "passed" for t in tests), "test_count": len(tests),
         "maps": heatmap_view(attention) if failed else [],
         "code": code_view(source, ex.entry, failing, failed, verdict.get("localization")),
@@ -90,7 +94,7 @@ def default_report_path(path: Path) -> Path:
     return path.with_name(f"{path.stem}.report.html")
 
 
-def write_report(*, ex: Exercise, verdict, source: str | None, path: Path, output: Path | None = None,
+def write_report(*, ex: Exercise, verdict, source, path: Path, output: Path | None = None,
                  following: Exercise | None = None) -> Path:
     """Write the learner's page for a graded file (output, or default_report_path) and return where it went.
     Written to a temporary name beside it, then renamed: a half-written page never replaces a good one."""

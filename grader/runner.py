@@ -21,7 +21,7 @@ from grader.sandbox import Limits, Sandbox, SubmissionError, WorkerGone
 from grader.sandbox.isolation import WeakSandbox, given_up, gpu_devices, refusal
 from grader.sandbox.cputime import run_state
 from grader.sandbox.zygote import Zygote
-from grader.source import Unreadable, is_blank, read_submission
+from grader.source import Source, Unreadable, is_blank, read_source
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 UNUSED_PLUGINS = ("cacheprovider", "randomly", "xdist", "timeout", "unraisableexception", "threadexception",
@@ -62,7 +62,7 @@ def _message(exc: BaseException) -> tuple[Status, str, int | None]:
         text = f"your code raised {exc.type}{where}: {exc.message}" if exc.message else f"your code raised {exc.type}{where}"
         return Status.ERROR, text, exc.line
     if isinstance(exc, WorkerGone):
-        return (Status.TIMEOUT if exc.reason == "timeout" else Status.ERROR), exc.detail, None
+        return (Status.TIMEOUT if exc.reason == "timeout" else Status.ERROR), exc.detail, exc.line
     return Status.ERROR, f"internal grader error: {type(exc).__name__}: {exc}", None
 
 
@@ -323,6 +323,22 @@ def _tier(sandbox: Sandbox | None) -> str:
     return tier(sandbox.state)
 
 
+def place_lines(verdict: Verdict, source: Source) -> None:
+    """Keep the graded text with the verdict (for the views) and, for a notebook, say cell and line wherever a
+    line is reported: the tests' and the localization's `cell`, `cell_line` and every "line N" of the texts."""
+    verdict.source = source
+    for t in verdict.tests:
+        t.cell, t.cell_line = source.cell_of(t.line) or (None, None)
+        t.message = source.places(t.message)
+    for d in verdict.diagnoses:
+        d.evidence = [source.places(e) for e in d.evidence]
+    loc = verdict.localization
+    if loc is not None:
+        cell, cell_line = source.cell_of(loc.get("line")) or (None, None)
+        verdict.localization = {**loc, "evidence": source.places(str(loc.get("evidence", ""))), "cell": cell,
+                                "cell_line": cell_line}
+
+
 def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits = Limits(),
           warm: bool | None = None, capture_attention: bool = False, policy_file: Path | None = None,
           allow_weak_sandbox: bool = False) -> Verdict:
@@ -345,9 +361,10 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
     limits = dataclasses.replace(limits, device="cuda" if device == "cuda" else "cpu", hidden=ex.pack.hidden)
     blocked, violations, syntax, unreadable = None, [], None, None
     try:
-        source = read_submission(path)
+        text = read_source(path)
     except Unreadable as exc:
-        source, unreadable = "", str(exc)
+        text, unreadable = Source(""), str(exc)
+    source = text.text
     try:
         violations = policy.check(source, policy=policy.load_policy(policy_file), forbidden=ex.forbidden)
     except SyntaxError as exc:
@@ -416,6 +433,7 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
     if sandbox is not None:
         verdict.output = verdict_output
         verdict.sandbox = given_up(sandbox.state)
+    place_lines(verdict, text)
     verdict.provenance = provenance.record(pack=ex.pack, text=source, limits=limits, device=verdict.device,
                                            tier=_tier(sandbox))
     verdict.duration_s = time.perf_counter() - started

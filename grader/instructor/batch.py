@@ -372,12 +372,13 @@ def _save(outputs: Outputs, result: BatchResult, previous: dict, numbers: list[i
 def _write_reports(result: BatchResult, subs: dict, outputs: Outputs) -> None:
     """One report per row; one that cannot be rendered or written loses only itself."""
     from grader.instructor.report import render_report
+    from grader.source import shown_source
 
     lost = []
     for row in result.rows:
         sub = subs[row.submission]
         try:
-            sources = {n: p.read_text(encoding="utf-8", errors="replace") for n, p in sub.files.items()}
+            sources = {n: shown_source(p) for n, p in sub.files.items()}
             path = _write(outputs.report_dir, report_name(row.submission), render_report(row, sources),
                           result.problems)
         except Exception as exc:  # a report is a view: its failure must not cost the others

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import json
 import os
 import re
 import stat
@@ -25,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader.catalog import Exercise
+from grader.source import Unreadable, notebook_source
 
 MAX_FILE_BYTES = 1 << 20  # one exercise file
 MAX_ZIP_BYTES = 64 << 20  # a whole archive, compressed
@@ -162,22 +162,6 @@ def _read_path(path: Path, shown: str) -> bytes | str:
     return f"{shown} is larger than {MAX_FILE_BYTES >> 20} MB" if len(data) > MAX_FILE_BYTES else data
 
 
-def notebook_code(data: bytes) -> str:
-    """The code cells of a .ipynb, in order; IPython's % and ! lines commented out (raises ValueError)."""
-    doc = json.loads(data.decode("utf-8"))
-    if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
-        raise ValueError("no cells")
-    chunks = []
-    for cell in doc["cells"]:
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source", "")
-        text = "".join(source) if isinstance(source, list) else str(source)
-        chunks.append("\n".join("# " + line if line.lstrip()[:1] in ("%", "!") else line
-                                for line in text.splitlines()))
-    return "\n\n".join(chunks) + "\n"
-
-
 def _take(sub: Submission, scratch: Path, exercises: list[Exercise], entries: dict, read) -> None:
     """For each exercise: its file (or notebook) from entries via read(entry, shown) -> bytes | reason."""
     for ex in exercises:
@@ -195,13 +179,13 @@ def _take(sub: Submission, scratch: Path, exercises: list[Exercise], entries: di
         if isinstance(data, str):
             sub.rejected[ex.number] = data
             continue
-        if notebook:
+        if notebook:  # graded as a notebook (grader/source.py), so lines are reported as cell and line
             try:
-                data = notebook_code(data).encode("utf-8")
-            except (ValueError, UnicodeDecodeError, RecursionError):
+                notebook_source(data)
+            except (Unreadable, RecursionError):
                 sub.rejected[ex.number] = f"{shown} is not a readable notebook"
                 continue
-        sub.files[ex.number] = _private_copy(scratch, ex.file, data)
+        sub.files[ex.number] = _private_copy(scratch, notebook_name(ex) if notebook else ex.file, data)
         sub.hashes[ex.number] = hashlib.sha256(data).hexdigest()
 
 
