@@ -13,8 +13,8 @@ from pathlib import Path
 
 import click
 
-from grader import __version__, workspace
-from grader.catalog import UnknownExercise, load_catalog
+from grader import __version__, history, workspace
+from grader.catalog import LEVELS, UnknownExercise, load_catalog
 from grader.pack import PackError
 from grader.params import EXERCISE, Failure, InternalFailure, WeakSandboxFailure
 
@@ -220,14 +220,20 @@ def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bo
         if verdict.state == "not_started":
             hints.mark(ex, 1)
         hints.note(ex, workspace.named_mistake(verdict))
+    first_pass, noted = history.record_grade(ex, verdict)
     if as_json:
         click.echo(json.dumps(verdict.to_json(), ensure_ascii=False))
     elif repro:
         click.echo(repro_text(verdict, ex=ex, path=path))
     else:
+        out = console()
         upcoming = ws.next_exercise(load_catalog(), ex) if owned else None
-        show(console(), verdict_text(verdict, path=str(path), path_arg="" if owned else f" {path}", verbose=verbose,
-                                     upcoming=upcoming))
+        show(out, verdict_text(verdict, path=str(path), path_arg="" if owned else f" {path}", verbose=verbose,
+                               upcoming=upcoming))
+        if first_pass:  # once per exercise: what an interviewer would ask next
+            _offer(out, ex)
+    if noted:
+        click.echo(f"grade: warning: {noted}", err=True)
     if html:
         report = _write_report(ex, verdict, path, output)
         click.echo(f"Report: {report}", err=as_json)
@@ -235,6 +241,17 @@ def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bo
     if problem:  # shown after the verdict, which was computed all the same
         fail(problem)
     return 0 if verdict.passed else 1
+
+
+def _offer(out, ex) -> None:
+    """After a first pass: the follow-up questions an interviewer would ask next (in the locale's language)."""
+    from grader.explain import pick_lang
+    from grader.interview import offer
+    from grader.render import show
+
+    text = offer(ex, pick_lang(None))
+    if text:
+        show(out, "\n" + text)
 
 
 def _write_report(ex, verdict, path: Path, output: Path | None) -> Path:
@@ -296,6 +313,9 @@ def grade_all(as_json, device, timeout):
             fail(f"no such file: {path} (run `grade reset {ex.number}` to restore it)")
         v = _grade(ex, path, device=device, timeout=timeout)
         problem = _record(ws, ex, v) or problem
+        noted = history.record_grade(ex, v)[1]
+        if noted:
+            click.echo(f"grade: warning: {noted}", err=True)
         verdicts.append(v)
     if as_json:
         click.echo(json.dumps({"schema_version": 1, "results": [v.to_json() for v in verdicts]}, ensure_ascii=False))
@@ -461,6 +481,81 @@ def watch(exercise, timeout, allow_weak):
     if not allow_weak:
         check_sandbox(offer=True)
     watching.run(ws=ws, exercise=exercise, console=console(), timeout=timeout, allow_weak=allow_weak)
+
+
+@cli.command()
+@click.argument("exercise", required=False, type=EXERCISE)
+@pack_option
+@click.option("--topic", help="Draw among the exercises with this explainer topic (`grade explain --list`).")
+@click.option("--level", type=click.Choice(LEVELS), help="Draw among the exercises of this level (info.toml's level).")
+@click.option("--seed", type=int, help="Draw with this seed (the same options and seed draw the same exercise).")
+@click.option("--minutes", type=click.FloatRange(0.1, 600), default=30, show_default=True, help="The time limit.")
+@click.option("--hints", is_flag=True, help="Allow hints during the interview (h); each costs points, said up front.")
+@click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path),
+              help="Write the page here (default: interview/ in the workspace).")
+@click.option("--questions", "questions_only", is_flag=True,
+              help="Only the follow-up questions of EXERCISE, answers one key at a time (no interview).")
+@click.option("--reveal", is_flag=True, help="Print the follow-up questions' answers at once.")
+@click.option("--lang", help="Language of the follow-up questions: en or zh (default from the locale).")
+@TIMEOUT
+@WEAK_OK
+def interview(exercise, topic, level, seed, minutes, hints, directory, questions_only, reveal, lang, timeout, allow_weak):
+    """A timed mock interview: EXERCISE (else one drawn, by --topic/--level) on a blank page with its
+    contract, graded on every save, no hints (or --hints at a cost); ends on a pass, at the time
+    limit or on q with a scorecard, then the follow-up questions an interviewer asks.
+
+    Exit codes: 0 passed (or --questions) · 1 not passed · 2 usage error · 4 refused: weak sandbox.
+    """
+    from grader.explain import ExplainError, pick_lang
+    from grader.interview import PickError, follow_ups, run
+    from grader.render import console
+
+    try:
+        language = pick_lang(lang)
+    except ExplainError as exc:
+        fail(str(exc))
+    out = console()
+    if questions_only:
+        if exercise is None:
+            fail("which exercise? e.g. `grade interview 3 --questions`")
+        follow_ups(ex=exercise, lang=language, console=out, stdin=sys.stdin, reveal=reveal)
+        return
+    ws = current_workspace(required=directory is None)
+    folder = directory or ws.root / "interview"
+    if not allow_weak:
+        check_sandbox(offer=True)
+    try:
+        passed, problem = run(catalog=load_catalog(), exercise=exercise, topic=topic, level=level, seed=seed,
+                              folder=folder, backups=(ws.root if directory is None else folder) / workspace.BACKUPS,
+                              minutes=minutes, hints=hints, timeout=timeout, allow_weak=allow_weak, lang=language,
+                              reveal=reveal, console=out, stdin=sys.stdin)
+    except PickError as exc:
+        fail(str(exc))
+    if problem:
+        click.echo(f"grade: warning: {problem}", err=True)
+    sys.exit(0 if passed else 1)
+
+
+@cli.command()
+@pack_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document (schema_version 1).")
+def progress(as_json):
+    """Your history across sessions: per exercise first graded, time to pass, attempts, days practised,
+    interview scores; your streak of days in a row. Kept in your data directory ($ATTENTION_KIT_DATA_DIR)."""
+    import datetime as dt
+
+    from grader.render import console, environment, show
+
+    store = history.Store()
+    past, problem = store.load()
+    if problem:
+        click.echo(f"grade: warning: {problem}", err=True)
+    data = history.summary(past, load_catalog(), dt.date.today())
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False))
+        return
+    show(console(), environment().get_template("interview/progress.term.j2").render(d=data, where=str(store.path),
+                                                                                     duration=history.duration))
 
 
 # -- instructors and hiring teams (grader/instructor/) ---------------------------------------------
