@@ -118,6 +118,10 @@ class EmulatedDevice(TorchFunctionMode):
             return _host(args[0]) if isinstance(args[0], OnDevice) else func(*args, **kwargs)
         if func is Tensor.type_as and len(args) > 1:
             return self.move(args[0].to(args[1].dtype), _device(args[1]), {})
+        if func in (Tensor.__repr__, Tensor.__str__) and isinstance(args[0], OnDevice):
+            return self.show(args[0])
+        if func is Tensor.__format__ and isinstance(args[0], OnDevice):
+            return args[0].item().__format__(*args[1:]) if args[0].dim() == 0 else self.show(args[0])
         if func is Tensor.numpy and args and isinstance(args[0], OnDevice):
             raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
                             "host memory first.")
@@ -132,6 +136,14 @@ class EmulatedDevice(TorchFunctionMode):
         if target == DEVICE or (on and target is None):
             return _wrap(out)
         return out
+
+    def show(self, t: OnDevice) -> str:
+        """As torch prints a CUDA tensor: the values, then device='cuda:0' before the other details."""
+        with torch._C.DisableTorchFunction():
+            text = repr(t.as_subclass(Tensor))
+        cut = min([i for i in (text.find(", dtype="), text.find(", grad_fn="), text.find(", requires_grad=")) if i > 0]
+                  or [len(text) - 1])
+        return f"{text[:cut]}, device='cuda:0'{text[cut:]}"
 
     def check(self, func, args, tensors: list[Tensor]) -> None:
         name = getattr(func, "__name__", str(func))
