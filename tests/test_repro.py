@@ -46,3 +46,15 @@ def test_a_passing_file_has_nothing_to_reproduce():
     v = grade(exercise=ex, path=ex.solution_path, warm=True)
     assert all(t.repro is None for t in v.tests)
     assert script(v, ex=ex, path=ex.solution_path).startswith("# No call to reproduce")
+
+
+def test_a_device_failure_is_reproduced_on_the_same_emulated_gpu():
+    """The device checks run on an emulated cuda:0; the script runs there too and raises CUDA's error at the line."""
+    ex = load_catalog().get(4)
+    path = CORPUS / "04" / "head_scale_on_cpu.py"
+    v = grade(exercise=ex, path=path, warm=True)
+    code = script(v, ex=ex, path=path)
+    assert "to_device(model, emulated)" in code and "with emulated:" in code
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and f'"{path}", line 31' in proc.stderr
+    assert "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!" in proc.stderr
