@@ -97,7 +97,7 @@ def refuse(message: str, cpu: Tensor, op: str) -> RuntimeError:
 
 GETTERS = {Tensor.device.__get__: lambda t: DEVICE, Tensor.is_cuda.__get__: lambda t: True,
            Tensor.is_cpu.__get__: lambda t: False, Tensor.get_device: lambda t: 0}
-INDEXING = {Tensor.__getitem__, Tensor.index_select}  # CUDA moves CPU indices to the device
+INDEXING = {Tensor.__getitem__}  # advanced indexing: CUDA moves CPU indices to the device
 COPIES = {Tensor.copy_, Tensor.__setitem__, torch._has_compatible_shallow_copy_type}  # across devices, as on CUDA
 MASKED_FILL = {Tensor.masked_fill, Tensor.masked_fill_, torch.masked_fill}
 
@@ -148,8 +148,9 @@ class EmulatedDevice(TorchFunctionMode):
     def check(self, func, args, tensors: list[Tensor]) -> None:
         name = getattr(func, "__name__", str(func))
         if func in MASKED_FILL and len(args) > 1 and isinstance(args[1], Tensor) and where(args[0]) != where(args[1]):
+            cpu = args[0] if isinstance(args[1], OnDevice) else args[1]
             raise refuse(f"expected self and mask to be on the same device, but got mask on {where(args[1])} and self "
-                         f"on {where(args[0])}", args[1], name)
+                         f"on {where(args[0])}", cpu, name)
         if func in INDEXING:
             if not isinstance(args[0], OnDevice):
                 raise RuntimeError("indices should be either on cpu or on the same device as the indexed tensor (cpu)")

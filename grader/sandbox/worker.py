@@ -43,7 +43,7 @@ def seed_all(seed: int, device: torch.device) -> None:
 class _LazyDynamo(types.ModuleType):
     """Stands in for torch._dynamo, whose import costs about a second.
 
-    torch wraps its Python decompositions (used by a few composite ops) in a call to
+    torch wraps some of its Python functions (decompositions, among others) in a call to
     torch._dynamo.disable(fn), which only matters while torch.compile is tracing; the
     worker never compiles, so that call may return fn. Anything else imports the real module.
     """
