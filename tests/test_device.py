@@ -169,6 +169,26 @@ def test_emulated_errors_are_cudas(name):
 
 
 @pytest.mark.cuda
+@pytest.mark.parametrize("buffer", [True, False], ids=["buffer", "plain attribute"])
+def test_modules_move_as_on_cuda(buffer):
+    """module.to(device): the same tensors move, and the module that fails on the GPU fails the same way emulated."""
+    x = torch.randn(2, 3, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    real, emu = Causal(buffer).cuda(), EmulatedDevice()
+    moved = to_device(Causal(buffer), emu)
+    moved.load_state_dict(real.state_dict())
+    with emu:
+        assert [t.device for t in moved.state_dict().values()] == [t.device for t in real.state_dict().values()]
+    if buffer:
+        with emu:
+            got = moved(x.to("cuda"))
+        assert torch.allclose(got.as_subclass(torch.Tensor), real(x.cuda()).cpu())
+    else:
+        with emu:
+            emulated = raised(lambda: moved(x.to("cuda")))
+        assert str(emulated) == str(raised(lambda: real(x.cuda())))
+
+
+@pytest.mark.cuda
 @pytest.mark.parametrize("ex", load_catalog().exercises, ids=lambda e: e.slug)
 def test_solutions_pass_on_cuda(ex):
     v = grade(exercise=ex, path=ex.solution_path, device="cuda", limits=Limits(time_s=60), warm=True)
@@ -182,7 +202,8 @@ DEVICE_FILES = ["01/scale_tensor_on_cpu.py", "03/mask_device_forward.py", "03/ma
 @pytest.mark.cuda
 @pytest.mark.parametrize("name", DEVICE_FILES)
 def test_device_corpus_is_graded_alike_on_cuda(name):
-    """The emulation's verdicts are the GPU's: the same files fail there, with the same diagnosis."""
+    """Graded on a GPU machine (the device checks emulated, the CUDA checks on the GPU), the device corpus keeps its
+    labels: the real GPU agrees with the emulation on what is right and what fails."""
     path = CORPUS / name
     label = path.read_text(encoding="utf-8").splitlines()[0].removeprefix("# expect: ").strip()
     v = grade(exercise=load_catalog().get(path.parent.name), path=path, device="cuda", limits=Limits(time_s=60), warm=True)
