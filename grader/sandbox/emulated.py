@@ -9,6 +9,10 @@ with its own arguments (the op as written, as CUDA's kernels check it), and fact
 caught before torch's bindings would try to initialise CUDA. The dispatcher below (and its kernel blocks) runs
 unchanged, so a forbidden kernel is refused on emulated tensors as on any other.
 
+It replaces the meta device the device checks used: meta tensors have no values, so code that reads one back
+(.item(), int(positions.max()) + 1, a data-dependent shape) failed there although a GPU runs it, and every mix of
+devices meta was made to refuse, this refuses too. Nothing is left where meta would be the more exact proxy.
+
 Only the worker uses this, around a run whose device is "emulated"; nothing here is reachable from a submission
 (private names, no module handle: grader/policy.py).
 """
