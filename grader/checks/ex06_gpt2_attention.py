@@ -116,10 +116,15 @@ def test_flash_training_drops_attention_weights(kit, ex):
 
 @check("device", evidence=ON_DEVICE)
 def test_flash_runs_on_another_device(kit, ex):
-    """The flash path runs on a second device (cuda:0, emulated where no GPU is), for fewer tokens than block_size too."""
+    """The flash path runs on a second device (cuda:0, emulated where no GPU is), for fewer tokens than block_size too,
+    and gives what it gives on the CPU (code that takes another path when x.is_cuda is checked there)."""
     init = _flash(ex.config)
+    params = kit.weights(init)
     for shape in input_shapes(ex, init)[:2]:
-        kit.run(init, [kit.randn(*shape)], params=kit.weights(init), device="emulated")
+        x = kit.randn(*shape)
+        (got,), _ = kit.run(init, [x], params=params, device="emulated")
+        (cpu,), _ = kit.run(init, [x], params=params)
+        compare(got, cpu, f"flash path on the device, input {shape} (against your own output on the CPU)")
 
 
 # -- diagnosis ----------------------------------------------------------------------------------------------
