@@ -103,6 +103,19 @@ def pytest_xdist_make_scheduler(config, log):
     return ByWorkUnit(config, log)
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked cuda run on a real GPU wherever PyTorch sees one, and are skipped, saying why, elsewhere."""
+    cuda = [item for item in items if item.get_closest_marker("cuda")]
+    if not cuda:
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        skip = pytest.mark.skip(reason="needs a CUDA GPU: torch.cuda.is_available() is False on this machine")
+        for item in cuda:
+            item.add_marker(skip)
+
+
 def pytest_terminal_summary(terminalreporter):
     """Diagnosis accuracy per corpus part, from what the corpus tests recorded (on any xdist worker)."""
     parts: dict[str, list[str]] = {}
