@@ -318,6 +318,8 @@ def inline_helpers(tree: ast.Module) -> None:
                     key, fn, skip = ("m", f.attr), methods[f.attr], True
                 else:
                     return node
+                if key in self.inside:
+                    return node
                 bound = _bind(fn, node, skip)
                 if bound is None:
                     return node
@@ -328,9 +330,15 @@ def inline_helpers(tree: ast.Module) -> None:
                 return ast.copy_location(inlined, node) if not hasattr(inlined, "lineno") else inlined
 
         for top in tree.body:
-            if isinstance(top, ast.FunctionDef) and bodies.get(("f", top.name)) is not None:
+            inliner = Inline()
+            inliner.inside = {("f", top.name)} if isinstance(top, ast.FunctionDef) else set()
+            if isinstance(top, ast.ClassDef):
+                for fn in top.body:
+                    if isinstance(fn, ast.FunctionDef):
+                        inliner.inside = {("m", fn.name)}
+                        inliner.visit(fn)
                 continue
-            Inline().visit(top)
+            inliner.visit(top)
         if not used:
             return
         tree.body = [n for n in tree.body if not (isinstance(n, ast.FunctionDef) and ("f", n.name) in used)]
