@@ -1,6 +1,9 @@
 """Disguised copies of the reference solutions, as someone hiding a copy would write them (tests and bench)."""
-import ast, builtins
+import ast
+import builtins
+
 from grader.catalog import load_catalog
+
 
 class Respell(ast.NodeTransformer):
     """Equivalent spellings: @ -> torch.matmul, method <-> function forms, keyword <-> positional dim, ** 0.5."""
@@ -98,8 +101,13 @@ class Rename(ast.NodeTransformer):
 def disguised(ex) -> str:
     """The reference respelled, two independent lines swapped, softmax moved into a helper, every chosen name
     renamed, a docstring, comments, prints and blank lines added; it still runs."""
-    tree = ast.parse(ex.solution_path.read_text())
-    tree = Rename(ex.number, tree).visit(extract_helper(swap_independent(Respell().visit(tree))))
+    return disguise(ex.solution_path.read_text(), ex.number)
+
+
+def disguise(text: str, number: int) -> str:
+    """disguised() for any source of exercise `number`."""
+    tree = ast.parse(text)
+    tree = Rename(number, tree).visit(extract_helper(swap_independent(Respell().visit(tree))))
     ast.fix_missing_locations(tree)
     code = ast.unparse(tree)
     lines = []

@@ -16,7 +16,7 @@ from grader.instructor.similarity import (Cluster, Pair, Prints, PublicSource, S
                                           prints_of, public_sources, similar_pairs)
 from grader.instructor.similarity_view import WIDTH, summary_text
 from tests.conftest import CORPUS, run_grade
-from tests.similarity_disguise import disguised
+from tests.similarity_disguise import disguise, disguised
 
 EXERCISES = load_catalog().exercises
 HAND_WRITTEN = [ex for ex in EXERCISES if ex.number <= 5]
@@ -160,7 +160,7 @@ def test_the_public_fingerprints_are_hashes_with_their_source():
         assert s["exercise"] in slugs and s["url"].startswith("https://") and s["licence"] and s["name"]
         assert all(re.fullmatch(r"[0-9a-f]{16}", h) for h in s["kgrams"] + s["statements"])
         assert len(s["kgrams"]) >= similarity.MIN_FINGERPRINTS and set(s) == {
-            "exercise", "name", "url", "licence", "commit", "kgrams", "statements"}
+            "exercise", "name", "variant", "url", "licence", "commit", "kgrams", "statements"}
     assert len(public_sources()) == len(doc["sources"]), "stored with another normal form: run bench/public_fingerprints.py"
 
 
@@ -188,11 +188,19 @@ def disguised_text(text: str, ex) -> str:
 @pytest.mark.skipif(not os.environ.get("ATTENTION_KIT_PUBLIC_SOURCES"),
                     reason="set ATTENTION_KIT_PUBLIC_SOURCES=DIR (git mirrors or checkouts, owner+name/...) to "
                            "re-derive the stored public fingerprints")
-def test_the_stored_public_fingerprints_reproduce():
-    from bench.public_fingerprints import build
+def test_the_stored_public_fingerprints_reproduce_and_catch_disguised_copies():
+    from bench.public_fingerprints import SOURCES, adapted, build, read
 
+    root = Path(os.environ["ATTENTION_KIT_PUBLIC_SOURCES"])
     doc = json.loads((Path(similarity.__file__).parent / similarity.PUBLIC_DATA).read_text())
-    assert build(Path(os.environ["ATTENTION_KIT_PUBLIC_SOURCES"])) == doc
+    assert build(root) == doc
+    for s in SOURCES:
+        ex = load_catalog().get(s["exercise"])
+        copy = disguise(adapted(read(root, *s["repo"][:2], s["path"]), s["take"], s["edits"]), ex.number)
+        found = compare_exercise({"copier": copy, "own": ex.solution_path.read_text()}, exercise=ex.number,
+                                 skeleton=ex.skeleton_path.read_text(), reference=None, slug=ex.slug)
+        assert ("copier", s["name"]) in [(m.submission, m.source) for m in found.public], s["name"]
+        assert "own" not in [m.submission for m in found.public]
 
 
 def test_html_side_by_side_escapes_everything(tmp_path):

@@ -258,10 +258,13 @@ def compare_exercise(sources: dict[str, str], *, exercise: int, skeleton: str | 
     for name in names:
         if ref is not None and (score := similarity(prints[name], ref)) >= threshold:
             found.reference.append(ReferenceMatch(exercise, name, round(score, 3)))
-        for source in publics:
-            if (score := similarity(prints[name], source.prints.minus(base))) >= threshold:
-                found.public.append(PublicMatch(exercise, name, round(score, 3), source.name, source.url,
-                                                source.licence))
+        best: dict[str, tuple[float, PublicSource]] = {}
+        for source in publics:  # a source may be stored in several variants (as published, adapted)
+            score = similarity(prints[name], source.prints.minus(base))
+            if score >= threshold and score > best.get(source.name, (-1.0, None))[0]:
+                best[source.name] = (score, source)
+        for score, source in best.values():
+            found.public.append(PublicMatch(exercise, name, round(score, 3), source.name, source.url, source.licence))
     found.reference.sort(key=lambda m: (-m.similarity, m.submission))
     found.public.sort(key=lambda m: (-m.similarity, m.submission, m.source))
     explained = {m.submission for m in found.reference} | {m.submission for m in found.public}
