@@ -530,11 +530,13 @@ def merge_command(parts, output):
                    "(mean Jaccard similarity of token and statement fingerprints of the normalised code).")
 @click.option("--exercises", help="Which exercises, e.g. 1,3-5 (default: all).")
 @click.option("--top", type=click.IntRange(1, 10000), default=20, show_default=True,
-              help="Pairs (and clusters per exercise) the text summary lists; --json lists all.")
+              help="Pairs the text summary lists (and five clusters per exercise); --json lists all.")
 @click.option("--html", "html_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write index.html and a side-by-side page per flagged pair to this folder.")
+@click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Processes that fingerprint the files (used from 200 distinct files on).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-def similarity_command(submissions, threshold, exercises, top, html_dir, as_json):
+def similarity_command(submissions, threshold, exercises, top, html_dir, jobs, as_json):
     """Submissions whose code is alike, exercise by exercise: copies of the reference and of well-known
     public implementations, clusters of look-alikes, and the pairs that link them.
 
@@ -549,7 +551,7 @@ def similarity_command(submissions, threshold, exercises, top, html_dir, as_json
     from grader.instructor.similarity_view import json_document, summary_text, write_html
 
     try:
-        report = similarity_report(submissions_dir=submissions, threshold=threshold, exercises=exercises)
+        report = similarity_report(submissions_dir=submissions, threshold=threshold, exercises=exercises, jobs=jobs)
         pages = write_html(report, html_dir) if html_dir is not None else None
     except (UsageError, OutputError) as exc:
         fail(str(exc))

@@ -15,7 +15,7 @@ from grader.instructor.normalize import tokens
 from grader.instructor.similarity import (Cluster, Pair, Prints, PublicSource, SimilarityReport, compare_exercise,
                                           prints_of, public_sources, similar_pairs)
 from grader.instructor.similarity_view import WIDTH, summary_text
-from tests.conftest import CORPUS, run_grade
+from tests.conftest import CORPUS, grade_here as run_grade
 from tests.similarity_disguise import disguise, disguised
 
 EXERCISES = load_catalog().exercises

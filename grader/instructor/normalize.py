@@ -236,9 +236,15 @@ def _store(node: ast.AST) -> None:
 
 
 def aliases_of(tree: ast.Module) -> dict[str, str]:
-    """Local name -> the module or object it was imported as (`F` -> torch.nn.functional)."""
+    """Local name -> the module or object it was imported as (`F` -> torch.nn.functional); imports at the
+    top of the file, of a class or of a function."""
     found = {}
-    for node in ast.walk(tree):
+    statements = list(tree.body)
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            statements += node.body
+            statements += [s for n in node.body if isinstance(n, ast.FunctionDef) for s in n.body]
+    for node in statements:
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:
@@ -348,33 +354,45 @@ def inline_helpers(tree: ast.Module) -> None:
 
 # --- independent statements in one order ------------------------------------------------------------------------
 
-def _effects(stmt: ast.stmt) -> tuple[set[str], set[str], bool]:
+def _effects(stmt: ast.stmt, memo: dict) -> tuple[set[str], set[str], bool]:
     """(names and self.attributes read, written; whether it must keep its place among other such statements)."""
     if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
         return set(), {stmt.name}, False
+    known = memo.get(("effects", id(stmt)))
+    if known is not None:
+        return known
     reads, writes = set(), set()
-    for n in ast.walk(stmt):
+    stack = [stmt]
+    while stack:
+        n = stack.pop()
+        if n is not stmt and isinstance(n, ast.stmt):
+            r, w, _ = _effects(n, memo)
+            reads |= r
+            writes |= w
+            continue
         if isinstance(n, ast.Name):
             (writes if isinstance(n.ctx, (ast.Store, ast.Del)) else reads).add(n.id)
         elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
             (writes if isinstance(n.ctx, (ast.Store, ast.Del)) else reads).add(f"{n.value.id}.{n.attr}")
+        stack.extend(ast.iter_child_nodes(n))
     barrier = isinstance(stmt, (ast.Expr, ast.Return, ast.Raise, ast.Break, ast.Continue, ast.If, ast.For,
-                                ast.While, ast.With, ast.Try, ast.Global,
-                                ast.Nonlocal, ast.Delete))
+                                ast.While, ast.With, ast.Try, ast.Global, ast.Nonlocal, ast.Delete))
+    memo[("effects", id(stmt))] = (reads, writes, barrier)
     return reads, writes, barrier
 
 
-def canonical_order(body: list[ast.stmt]) -> list[ast.stmt]:
+def canonical_order(body: list[ast.stmt], memo: dict[int, list] | None = None) -> list[ast.stmt]:
     """The statements in dependency order, ties broken by their placeholder text (so swapping two
     independent lines changes nothing)."""
+    memo = {} if memo is None else memo
     for stmt in body:
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(stmt, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                setattr(stmt, field, canonical_order(inner))
+                setattr(stmt, field, canonical_order(inner, memo))
     if len(body) < 2:
         return body
-    facts = [_effects(s) for s in body]
+    facts = [_effects(s, memo) for s in body]
     after: list[set[int]] = [set() for _ in body]
     waiting = [0] * len(body)
     for j in range(len(body)):
@@ -384,7 +402,7 @@ def canonical_order(body: list[ast.stmt]) -> list[ast.stmt]:
             if (bi and bj) or wi & (rj | wj) or ri & wj or isinstance(body[j], (ast.Return, ast.Raise)):
                 after[i].add(j)
                 waiting[j] += 1
-    keys = [" ".join(t for t, _ in tokens_of(s)) for s in body]
+    keys = [" ".join(t for t, _ in tokens_of(s, memo)) for s in body]
     ready = [(keys[i], i) for i in range(len(body)) if not waiting[i]]
     heapq.heapify(ready)
     out = []
@@ -400,11 +418,24 @@ def canonical_order(body: list[ast.stmt]) -> list[ast.stmt]:
 
 # --- the token stream ------------------------------------------------------------------------------------------
 
-def tokens_of(tree: ast.AST) -> list[tuple[str, int]]:
-    """(token, line) pairs: the tree's shape and operations, with chosen names as placeholders."""
+def tokens_of(tree: ast.AST, memo: dict[int, list] | None = None) -> list[tuple[str, int]]:
+    """(token, line) pairs: the tree's shape and operations, with chosen names as placeholders. memo keeps
+    each statement's tokens by id() while its tree is alive and no longer changes below that statement."""
     out: list[tuple[str, int]] = []
 
     def visit(node: ast.AST, line: int) -> None:
+        if memo is not None and isinstance(node, ast.stmt):
+            known = memo.get(id(node))
+            if known is None:
+                start = len(out)
+                shape(node, line)
+                memo[id(node)] = out[start:]
+            else:
+                out.extend(known)
+            return
+        shape(node, line)
+
+    def shape(node: ast.AST, line: int) -> None:
         line = getattr(node, "lineno", line) or line
         if isinstance(node, ast.expr_context):
             return
@@ -438,15 +469,17 @@ def tokens_of(tree: ast.AST) -> list[tuple[str, int]]:
     return out
 
 
-def normal_form(source: str) -> ast.Module:
-    """The file's syntax tree in normal form (raises SyntaxError, ValueError or RecursionError)."""
+def normal_form(source: str, memo: dict[int, list] | None = None) -> ast.Module:
+    """The file's syntax tree in normal form (raises SyntaxError, ValueError or RecursionError); memo, if
+    given, is filled with its statements' tokens for tokens_of."""
     tree = ast.parse(source)
     aliases = aliases_of(tree)
     tree = Canon(aliases).visit(tree)
     inline_helpers(tree)
-    tree.body = canonical_order(tree.body)
+    tree.body = canonical_order(tree.body, memo)
     return tree
 
 
 def tokens(source: str) -> list[tuple[str, int]]:
-    return tokens_of(normal_form(source))
+    memo: dict[int, list] = {}
+    return tokens_of(normal_form(source, memo), memo)

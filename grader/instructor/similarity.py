@@ -15,6 +15,7 @@ come from one matrix product per exercise, so 300 submissions cost a fraction of
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import tempfile
@@ -35,6 +36,7 @@ WINDOW = 4  # k-grams per winnowing window
 MIN_FINGERPRINTS = 6  # fewer of a submission's own k-grams than this: too little code to compare
 MIN_STATEMENT_TOKENS = 4  # shorter statements (`pass`, `x = y`) say nothing about who wrote them
 PUBLIC_DATA = "public_fingerprints.json"
+PARALLEL_FROM = 200  # distinct files; fewer are fingerprinted in this process
 
 
 def _hash(text: str) -> int:
@@ -64,8 +66,9 @@ def winnow(hashes: list[int], window: int = WINDOW) -> list[int]:
 
 def prints_of(source: str) -> Prints:
     """Fingerprints of a file's normal form (raises SyntaxError, ValueError, RecursionError)."""
-    tree = normal_form(source)
-    stream = tokens_of(tree)
+    memo: dict[int, list] = {}
+    tree = normal_form(source, memo)
+    stream = tokens_of(tree, memo)
     words = [t for t, _ in stream]
     hashes = [_hash("\x1f".join(words[i:i + K])) for i in range(len(words) - K + 1)]
     out = Prints()
@@ -73,8 +76,8 @@ def prints_of(source: str) -> Prints:
         lines = [line for _, line in stream[i:i + K]]
         out.kgrams.setdefault(hashes[i], (min(lines), max(lines)))
     seen: dict[int, int] = {}
-    for node in _statements(tree):
-        text = [t for t, _ in tokens_of(node)]
+    for node in list(_statements(tree)):  # a list: the headers it makes stay alive while memo holds their id()
+        text = [t for t, _ in tokens_of(node, memo)]
         if len(text) < MIN_STATEMENT_TOKENS:
             continue
         h = _hash(" ".join(text))
@@ -84,26 +87,23 @@ def prints_of(source: str) -> Prints:
     return out
 
 
-def _statements(tree):
+def _statements(tree: ast.AST):
     """Simple statements, and the headers of compound ones (their bodies count statement by statement)."""
-    import ast
-
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.stmt):
-            continue
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            head = ast.copy_location(ast.Expr(ast.Tuple([ast.arg("a") for _ in node.args.args], ast.Load())), node) \
-                if not isinstance(node, ast.ClassDef) else None
-            if head is not None:
+    for field in ("body", "orelse", "finalbody", "handlers"):
+        for node in getattr(tree, field, None) or []:
+            if isinstance(node, ast.ClassDef):
+                pass
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                head = ast.copy_location(ast.Expr(ast.Tuple([ast.arg("a") for _ in node.args.args], ast.Load())), node)
                 head.end_lineno = node.lineno
                 yield head
-            continue
-        if isinstance(node, (ast.If, ast.While)):
-            yield ast.copy_location(ast.Expr(node.test), node)
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            yield ast.copy_location(ast.Expr(ast.Tuple([node.target, node.iter], ast.Load())), node)
-        elif not hasattr(node, "body"):
-            yield node
+            elif isinstance(node, (ast.If, ast.While)):
+                yield ast.copy_location(ast.Expr(node.test), node)
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                yield ast.copy_location(ast.Expr(ast.Tuple([node.target, node.iter], ast.Load())), node)
+            elif not hasattr(node, "body"):
+                yield node
+            yield from _statements(node)
 
 
 def jaccard(a: dict | set, b: dict | set) -> float:
@@ -199,14 +199,34 @@ class ExerciseFindings:
     prints: dict[str, Prints] = field(default_factory=dict)
 
 
-def _prints_of(sources: dict[str, str], exercise: int, skeleton: Prints | None) -> tuple[dict[str, Prints], list[str]]:
+def _safe_prints(source: str) -> Prints | None:
+    try:
+        return prints_of(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def fingerprint_many(texts: list[str], jobs: int = 1) -> dict[str, Prints | None]:
+    """prints_of() of each distinct text (None: does not parse), in `jobs` processes when there are many."""
+    distinct = sorted(set(texts))
+    if jobs <= 1 or len(distinct) < PARALLEL_FROM:
+        return {t: _safe_prints(t) for t in distinct}
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return dict(zip(distinct, pool.map(_safe_prints, distinct, chunksize=32)))
+
+
+def _prints_of(sources: dict[str, str], exercise: int, skeleton: Prints | None,
+               known: dict[str, Prints | None] | None = None) -> tuple[dict[str, Prints], list[str]]:
+    known = known if known is not None else fingerprint_many(list(sources.values()))
     prints, skipped = {}, []
     for name, source in sources.items():
-        try:
-            fp = prints_of(source).minus(skeleton)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        fp = known[source]
+        if fp is None:
             skipped.append(f"{name}: exercise {exercise} does not parse")
             continue
+        fp = fp.minus(skeleton)
         if len(fp.kgrams) < MIN_FINGERPRINTS:
             skipped.append(f"{name}: exercise {exercise} has too little code of its own to compare")
             continue
@@ -247,10 +267,12 @@ def _skeleton_prints(skeleton: str | None) -> Prints | None:
 
 
 def compare_exercise(sources: dict[str, str], *, exercise: int, skeleton: str | None, reference: str | None = None,
-                     threshold: float = 0.8, slug: str | None = None) -> ExerciseFindings:
-    """One exercise: files equal to the reference or to a public implementation, then pairs and clusters."""
+                     threshold: float = 0.8, slug: str | None = None,
+                     known: dict[str, Prints | None] | None = None) -> ExerciseFindings:
+    """One exercise: files equal to the reference or to a public implementation, then pairs and clusters.
+    known: fingerprints already computed (fingerprint_many) by text."""
     base = _skeleton_prints(skeleton)
-    prints, skipped = _prints_of(sources, exercise, base)
+    prints, skipped = _prints_of(sources, exercise, base, known)
     names = sorted(prints)
     found = ExerciseFindings([], [], [], skipped, prints=prints)
     ref = prints_of(reference).minus(base) if reference is not None else None
@@ -323,8 +345,10 @@ def read_exercise_files(subs, number: int) -> tuple[dict[str, str], list[str]]:
     return texts, skipped
 
 
-def similarity_report(*, submissions_dir, threshold: float = 0.8, exercises: str | None = None) -> SimilarityReport:
-    """Compare every submission in submissions_dir with the reference, public code and each other, per exercise."""
+def similarity_report(*, submissions_dir, threshold: float = 0.8, exercises: str | None = None,
+                      jobs: int = 2) -> SimilarityReport:
+    """Compare every submission in submissions_dir with the reference, public code and each other, per exercise;
+    files are fingerprinted in `jobs` processes."""
     if not Path(submissions_dir).is_dir():
         raise UsageError(f"no such folder: {submissions_dir}")
     if not 0.0 <= threshold <= 1.0:
@@ -338,10 +362,12 @@ def similarity_report(*, submissions_dir, threshold: float = 0.8, exercises: str
         subs = [open_submission(src, name, Path(scratch) / str(i), selected)
                 for i, (src, name) in enumerate(zip(sources, names_for(sources)))]
         report.skipped += [f"{s.name}: {s.problem}" for s in subs if s.problem]
+        files = {ex.number: read_exercise_files(subs, ex.number) for ex in selected}
+        known = fingerprint_many([t for code, _ in files.values() for t in code.values()], jobs)
         for ex in selected:
-            code, unread = read_exercise_files(subs, ex.number)
+            code, unread = files[ex.number]
             reference = ex.solution_path.read_text(encoding="utf-8")
-            found = compare_exercise(code, exercise=ex.number, threshold=threshold, slug=ex.slug,
+            found = compare_exercise(code, exercise=ex.number, threshold=threshold, slug=ex.slug, known=known,
                                      skeleton=ex.skeleton_path.read_text(encoding="utf-8"), reference=reference)
             report.pairs += found.pairs
             report.clusters += found.clusters

@@ -16,7 +16,9 @@ from grader.instructor.similarity import Prints, SimilarityReport, matching_line
 
 WIDTH = 80
 NAME_WIDTH = 28
-MAX_NAME_LINES = 3  # lines of names per group before "+N more"
+MAX_NAME_LINES = 2  # lines of names per group before "+N more"
+CLUSTERS_SHOWN = 5  # per exercise, largest first
+MAX_PAGES = 500  # side-by-side pages --html writes; the index says how many more were flagged
 
 
 def short(name: str, width: int = NAME_WIDTH) -> str:
@@ -54,11 +56,11 @@ def summary_text(report: SimilarityReport, top: int = 20) -> str:
             out += names_block(f"  matches {short(source, 44)} ({len(names)}):", names)
             out.append(f"    source: {url}"[:WIDTH])
         clusters = [c for c in report.clusters if c.exercise == number]
-        for c in clusters[:top]:
+        for c in clusters[:CLUSTERS_SHOWN]:
             span = f"{c.lowest:.2f}" if c.lowest == c.highest else f"{c.lowest:.2f}-{c.highest:.2f}"
             out += names_block(f"  cluster of {len(c.members)} ({span}):", c.members)
-        if len(clusters) > top:
-            out.append(f"  … {len(clusters) - top} more cluster(s) (--json lists them)")
+        if len(clusters) > CLUSTERS_SHOWN:
+            out.append(f"  … {len(clusters) - CLUSTERS_SHOWN} more cluster(s) (--json lists them)")
     if report.pairs:
         shown = report.pairs[:top]
         out.append(f"top {len(shown)} of {len(report.pairs)} pair(s) at or above {report.threshold:g}:")
@@ -101,17 +103,19 @@ def _column(title: str, text: str, marked: set[int]) -> dict:
             "marked": len(marked & set(range(1, len(lines) + 1))), "total": len(lines)}
 
 
-def write_html(report: SimilarityReport, folder) -> list[str]:
-    """index.html and one page per flagged pair (pairs, reference copies, public matches) in folder."""
+def write_html(report: SimilarityReport, folder, limit: int = MAX_PAGES) -> list[str]:
+    """index.html and one page per flagged pair in folder: matches with public code, then pairs (most
+    similar first), then copies of the reference; `limit` pages at most."""
     out = OutputDir(folder)
     env = environment()
     entries = []
     try:
-        flagged = [("pair", p.exercise, p.first, p.second, p.similarity, None) for p in report.pairs]
+        flagged = [("public", m.exercise, m.submission, m.source, m.similarity, m) for m in report.public]
+        flagged += [("pair", p.exercise, p.first, p.second, p.similarity, None) for p in report.pairs]
         flagged += [("reference", m.exercise, m.submission, "reference solution", m.similarity, None)
                     for m in report.reference]
-        flagged += [("public", m.exercise, m.submission, m.source, m.similarity, m) for m in report.public]
-        for kind, number, first, second, score, public in flagged:
+        left_out = max(0, len(flagged) - limit)
+        for kind, number, first, second, score, public in flagged[:limit]:
             a_text = report.files[(number, first)]
             a_prints = report.prints[(number, first)]
             columns = []
@@ -132,7 +136,7 @@ def write_html(report: SimilarityReport, folder) -> list[str]:
             entries.append({"kind": kind, "exercise": number, "first": first, "second": second,
                             "similarity": score, "page": name})
         out.write("index.html", env.get_template("index.html.j2").render(
-            entries=entries, clusters=[asdict(c) for c in report.clusters], threshold=report.threshold,
+            entries=entries, left_out=left_out, clusters=[asdict(c) for c in report.clusters], threshold=report.threshold,
             submissions=report.submissions, skipped=report.skipped))
     finally:
         out.close()
