@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
-import heapq
 
 VERSION = 1  # bump when the normal form changes: stored public fingerprints depend on it
 
@@ -311,6 +310,12 @@ def inline_helpers(tree: ast.Module) -> None:
                     methods[n.name] = n
         bodies = {("f", k): _helper_body(v) for k, v in functions.items()}
         bodies |= {("m", k): _helper_body(v) for k, v in methods.items()}
+        called = {("f", n.func.id) if isinstance(n.func, ast.Name) else ("m", n.func.attr)
+                  for n in ast.walk(tree) if isinstance(n, ast.Call)
+                  and (isinstance(n.func, ast.Name) or isinstance(n.func, ast.Attribute)
+                       and isinstance(n.func.value, ast.Name) and n.func.value.id == "self")}
+        if not any(bodies.get(key) is not None for key in called):
+            return
         used: set[tuple[str, str]] = set()
 
         class Inline(ast.NodeTransformer):
@@ -402,17 +407,23 @@ def canonical_order(body: list[ast.stmt], memo: dict[int, list] | None = None) -
             if (bi and bj) or wi & (rj | wj) or ri & wj or isinstance(body[j], (ast.Return, ast.Raise)):
                 after[i].add(j)
                 waiting[j] += 1
-    keys = [" ".join(t for t, _ in tokens_of(s, memo)) for s in body]
-    ready = [(keys[i], i) for i in range(len(body)) if not waiting[i]]
-    heapq.heapify(ready)
+    keys: dict[int, str] = {}
+
+    def key(i: int) -> tuple[str, int]:  # a statement's text is only needed when it competes with another
+        if i not in keys:
+            keys[i] = " ".join(t for t, _ in tokens_of(body[i], memo))
+        return keys[i], i
+
+    ready = [i for i in range(len(body)) if not waiting[i]]
     out = []
     while ready:
-        _, i = heapq.heappop(ready)
+        i = ready[0] if len(ready) == 1 else min(ready, key=key)
+        ready.remove(i)
         out.append(body[i])
         for j in after[i]:
             waiting[j] -= 1
             if not waiting[j]:
-                heapq.heappush(ready, (keys[j], j))
+                ready.append(j)
     return out
 
 
