@@ -45,9 +45,9 @@ def _hash(text: str) -> int:
 
 @dataclass
 class Prints:
-    """A file's fingerprints, each with the source lines it covers (first, last)."""
-    kgrams: dict[int, tuple[int, int]] = field(default_factory=dict)
-    statements: dict[int, tuple[int, int]] = field(default_factory=dict)  # hash of (statement, occurrence)
+    """A file's fingerprints, each with the source lines it covers."""
+    kgrams: dict[int, tuple[int, ...]] = field(default_factory=dict)  # the lines of its tokens
+    statements: dict[int, tuple[int, int]] = field(default_factory=dict)  # hash of (statement, occurrence): first, last
 
     def minus(self, other: Prints | None) -> Prints:
         if other is None:
@@ -73,8 +73,7 @@ def prints_of(source: str) -> Prints:
     hashes = [_hash("\x1f".join(words[i:i + K])) for i in range(len(words) - K + 1)]
     out = Prints()
     for i in winnow(hashes):
-        lines = [line for _, line in stream[i:i + K]]
-        out.kgrams.setdefault(hashes[i], (min(lines), max(lines)))
+        out.kgrams.setdefault(hashes[i], tuple(sorted({line for _, line in stream[i:i + K]})))
     seen: dict[int, int] = {}
     for node in list(_statements(tree)):  # a list: the headers it makes stay alive while memo holds their id()
         text = [t for t, _ in tokens_of(node, memo)]
@@ -184,7 +183,7 @@ def public_sources() -> tuple[PublicSource, ...]:
     if doc.get("normal_form") != VERSION or doc.get("k") != K or doc.get("window") != WINDOW:
         return ()
     return tuple(PublicSource(s["exercise"], s["name"], s["url"], s["licence"],
-                              Prints({int(h, 16): (0, 0) for h in s["kgrams"]},
+                              Prints({int(h, 16): () for h in s["kgrams"]},
                                      {int(h, 16): (0, 0) for h in s["statements"]}))
                  for s in doc["sources"])
 
@@ -262,7 +261,7 @@ def _skeleton_prints(skeleton: str | None) -> Prints | None:
     except (SyntaxError, ValueError, RecursionError):
         return None
     stream = [t for t, _ in tokens_of(tree)]
-    every = {_hash("\x1f".join(stream[i:i + K])): (0, 0) for i in range(len(stream) - K + 1)}
+    every = {_hash("\x1f".join(stream[i:i + K])): () for i in range(len(stream) - K + 1)}
     return Prints(every, prints_of(skeleton).statements)
 
 
@@ -308,11 +307,10 @@ def similar_pairs(sources: dict[str, str], *, exercise: int, skeleton: str | Non
 
 def matching_lines(a: Prints, b: Prints) -> set[int]:
     """Lines of a's file covered by a fingerprint that b shares."""
-    lines: set[int] = set()
-    for own, other in ((a.kgrams, b.kgrams), (a.statements, b.statements)):
-        for h, (first, last) in own.items():
-            if h in other and first:
-                lines.update(range(first, last + 1))
+    lines: set[int] = {line for h, covered in a.kgrams.items() if h in b.kgrams for line in covered}
+    for h, (first, last) in a.statements.items():
+        if h in b.statements and first:
+            lines.update(range(first, last + 1))
     return lines
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import textwrap
 from dataclasses import asdict
 from functools import cache
@@ -24,6 +25,12 @@ MAX_PAGES = 500  # side-by-side pages --html writes; the index says how many mor
 def short(name: str, width: int = NAME_WIDTH) -> str:
     name = " ".join(clean(name, 200).split())
     return name if len(name) <= width else name[: width - 1] + "…"
+
+
+def shown_url(url: str) -> str:
+    """A pinned GitHub file address as `github.com/owner/name path` (the JSON and HTML keep the full one)."""
+    found = re.fullmatch(r"https://github\.com/([^/]+/[^/]+)/blob/[0-9a-f]+/(.+)", url)
+    return f"github.com/{found[1]} {found[2]}" if found else url
 
 
 def names_block(head: str, names: list[str]) -> list[str]:
@@ -54,7 +61,7 @@ def summary_text(report: SimilarityReport, top: int = 20) -> str:
                 by_source.setdefault((m.source, m.url), []).append(m.submission)
         for (source, url), names in by_source.items():
             out += names_block(f"  matches {short(source, 44)} ({len(names)}):", names)
-            out.append(f"    source: {url}"[:WIDTH])
+            out.append(f"    source: {short(shown_url(url), WIDTH - 12)}")
         clusters = [c for c in report.clusters if c.exercise == number]
         for c in clusters[:CLUSTERS_SHOWN]:
             span = f"{c.lowest:.2f}" if c.lowest == c.highest else f"{c.lowest:.2f}-{c.highest:.2f}"
