@@ -60,6 +60,15 @@ def test_dependent_statements_keep_their_order():
     assert not same("a = f(x)\nb = a.sum()\n", "b = a.sum()\na = f(x)\n")
 
 
+def test_the_normal_form_stays_cheap_on_hostile_files():
+    """Inlining `return x + x` forty calls deep would double forty times; a block of thousands of statements
+    would be reordered in quadratic time. Both stay bounded, and a helper some call still needs is kept."""
+    nested = tokens("def h(x):\n    return x + x\ny = " + "h(" * 40 + "z" + ")" * 40 + "\n")
+    assert len(nested) < 50_000 and ("FunctionDef", 1) in nested
+    long = "\n".join(f"a{i} = f(b{i})" for i in range(5000))
+    assert len(tokens(long)) == 5000 * 5 + 1
+
+
 @pytest.mark.parametrize("ex", EXERCISES, ids=lambda e: e.slug)
 def test_a_disguised_copy_scores_high(ex):
     copy = disguised(ex)

@@ -41,6 +41,8 @@ POSITIONS = {"softmax": ["input", "dim"], "log_softmax": ["input", "dim"], "tran
              "unbind": ["input", "dim"], "logsumexp": ["input", "dim"], "flatten": ["input", "start_dim", "end_dim"]}
 KEEP = set(dir(builtins)) - {"print"}
 MAX_HELPER_STATEMENTS = 6
+MAX_INLINED_NODES = 20000  # per file: h(h(h(...))) with `return x + x` would otherwise grow exponentially
+MAX_REORDERED = 300  # statements in one block; a longer block keeps its order (the reordering is quadratic)
 
 
 def qualified(node: ast.AST, aliases: dict[str, str]) -> str | None:
@@ -299,8 +301,14 @@ def _bind(fn: ast.FunctionDef, call: ast.Call, skip_self: bool) -> dict[str, ast
     return bound
 
 
+def _size(node: ast.AST) -> int:
+    return sum(1 for _ in ast.walk(node))
+
+
 def inline_helpers(tree: ast.Module) -> None:
-    """Replace calls of small module functions and `self.` methods by what they return (two rounds)."""
+    """Replace calls of small module functions and `self.` methods by what they return (two rounds), within
+    a budget of MAX_INLINED_NODES; a helper some call still needs is kept."""
+    budget = [MAX_INLINED_NODES]
     for _ in range(2):
         functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
         methods = {}
@@ -317,6 +325,7 @@ def inline_helpers(tree: ast.Module) -> None:
         if not any(bodies.get(key) is not None for key in called):
             return
         used: set[tuple[str, str]] = set()
+        kept: set[tuple[str, str]] = set()
 
         class Inline(ast.NodeTransformer):
             def visit_Call(self, node):
@@ -332,8 +341,11 @@ def inline_helpers(tree: ast.Module) -> None:
                 if key in self.inside:
                     return node
                 bound = _bind(fn, node, skip)
-                if bound is None:
+                cost = _size(bodies[key]) * (1 + sum(_size(v) for v in bound.values())) if bound else 0
+                if bound is None or cost > budget[0]:
+                    kept.add(key)
                     return node
+                budget[0] -= cost
                 used.add(key)
                 if skip:
                     bound[fn.args.args[0].arg] = ast.Name("self", ast.Load())
@@ -350,6 +362,7 @@ def inline_helpers(tree: ast.Module) -> None:
                         inliner.visit(fn)
                 continue
             inliner.visit(top)
+        used -= kept
         if not used:
             return
         tree.body = [n for n in tree.body if not (isinstance(n, ast.FunctionDef) and ("f", n.name) in used)]
@@ -395,7 +408,7 @@ def canonical_order(body: list[ast.stmt], memo: dict[int, list] | None = None) -
             inner = getattr(stmt, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
                 setattr(stmt, field, canonical_order(inner, memo))
-    if len(body) < 2:
+    if len(body) < 2 or len(body) > MAX_REORDERED:
         return body
     facts = [_effects(s, memo) for s in body]
     after: list[set[int]] = [set() for _ in body]
