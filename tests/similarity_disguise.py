@@ -77,6 +77,7 @@ class Rename(ast.NodeTransformer):
     keep = set(dir(builtins)) | {"torch", "nn", "math", "F", "self", "normalise_rows"}
     def __init__(self, number, tree):
         self.contract = set(load_catalog().get(number).roles.values())
+        self.keep = self.keep | {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
         self.own = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)}
         self.own |= {c.args[0].value for c in ast.walk(tree) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
                      and c.func.attr == "register_buffer" and isinstance(c.args[0], ast.Constant)}
@@ -86,11 +87,11 @@ class Rename(ast.NodeTransformer):
         return node
     def visit_Name(self, node):
         if node.id not in self.keep:
-            node.id = f"my_{node.id.lower()}_var"
+            node.id = f"my_{node.id}_var"
         return node
     def visit_arg(self, node):
         if node.arg != "self":
-            node.arg = f"my_{node.arg.lower()}_var"
+            node.arg = f"my_{node.arg}_var"
         return node
     def visit_Attribute(self, node):
         self.generic_visit(node)

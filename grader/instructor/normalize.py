@@ -40,6 +40,7 @@ POSITIONS = {"softmax": ["input", "dim"], "log_softmax": ["input", "dim"], "tran
              "repeat_interleave": ["input", "repeats", "dim"], "where": ["condition", "input", "other"],
              "unbind": ["input", "dim"], "logsumexp": ["input", "dim"], "flatten": ["input", "start_dim", "end_dim"]}
 KEEP = set(dir(builtins)) - {"print"}
+USUAL_NAMES = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "math": "math"}
 MAX_HELPER_STATEMENTS = 6
 MAX_INLINED_NODES = 20000  # per file: h(h(h(...))) with `return x + x` would otherwise grow exponentially
 MAX_REORDERED = 300  # statements in one block; a longer block keeps its order (the reordering is quadratic)
@@ -238,8 +239,8 @@ def _store(node: ast.AST) -> None:
 
 def aliases_of(tree: ast.Module) -> dict[str, str]:
     """Local name -> the module or object it was imported as (`F` -> torch.nn.functional); imports at the
-    top of the file, of a class or of a function."""
-    found = {}
+    top of the file, of a class or of a function, over the usual names (torch, nn, F, math)."""
+    found = dict(USUAL_NAMES)
     statements = list(tree.body)
     for node in tree.body:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
