@@ -143,6 +143,8 @@ def test_cli_reports_the_copied_pair(tmp_path):
     assert text.returncode == 0 and "equals the reference (2):" in text.stdout and "alice, bob" in text.stdout
     assert "carol" not in text.stdout
     assert run_grade("similarity", subs, "--threshold", "2").returncode == 2
+    one = run_grade("similarity", subs / "alice", "--exercises", "3")
+    assert one.returncode == 2 and "looks like one submission" in one.stderr
 
 
 def test_a_cohort_sharing_the_reference_is_flagged_and_copies_cluster():

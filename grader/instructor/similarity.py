@@ -28,7 +28,7 @@ import numpy as np
 
 from grader.instructor import UsageError, select_exercises
 from grader.instructor.normalize import VERSION, normal_form, tokens_of
-from grader.instructor.submissions import discover, names_for, open_submission
+from grader.instructor.submissions import discover, looks_like_one_submission, names_for, open_submission
 from grader.source import Unreadable, read_submission
 
 K = 8  # tokens per k-gram
@@ -352,6 +352,10 @@ def similarity_report(*, submissions_dir, threshold: float = 0.8, exercises: str
     if not 0.0 <= threshold <= 1.0:
         raise UsageError(f"the threshold is a similarity between 0 and 1, not {threshold}")
     selected = select_exercises(exercises)
+    own = looks_like_one_submission(Path(submissions_dir), selected)
+    if own is not None:
+        raise UsageError(f"{submissions_dir} looks like one submission (it holds {own}); pass the folder that "
+                         f"holds every submission, one folder or .zip each")
     sources = discover(Path(submissions_dir))
     if len(sources) < 2:
         raise UsageError(f"{submissions_dir} holds {len(sources)} submission(s); comparing needs two or more")
