@@ -44,13 +44,14 @@ HEAD = "import math\nimport torch\nimport torch.nn.functional as F\nfrom torch i
     ("y = s / math.sqrt(d)", "y = s / d ** 0.5"),
     ("y = s * (1.0 / math.sqrt(d))", "y = s / torch.sqrt(d)"),
     ("s.masked_fill_(m, float('-inf'))", "s = s.masked_fill(m, -math.inf)"),
+    ("y = torch.div(a, b.mul(c))", "y = a / (b * c)"),
     ("x: int = 3\nx += 1", "x = 3\nx = x + 1"),
     ("a = f(x)\nb = g(x)\nc = a + b", "b = g(x)\na = f(x)\nc = a + b"),
     ("def h(s):\n    '''doc'''\n    return s.softmax(-1)\ndef f(x):\n    print(x)\n    return h(x @ x)",
      "def f(y):\n    assert y is not None\n    return torch.softmax(torch.matmul(y, y), dim=-1)"),
     ("class A:\n    def _w(self, s):\n        t = s * 2\n        return t.softmax(-1)\n    def forward(self, x):\n"
      "        return self._w(x)", "class A:\n    def forward(self, z):\n        return (z * 2).softmax(-1)"),
-], ids=["matmul", "bmm", "softmax-method", "softmax-module", "size", "sqrt", "rsqrt", "inplace", "augassign",
+], ids=["matmul", "bmm", "softmax-method", "softmax-module", "size", "sqrt", "rsqrt", "inplace", "div-mul", "augassign",
         "reorder", "helper", "method-helper"])
 def test_equivalent_spellings_have_one_normal_form(a, b):
     assert same(HEAD + a, HEAD + b)
@@ -172,7 +173,7 @@ def test_the_public_fingerprints_are_hashes_with_their_source():
         assert all(re.fullmatch(r"[0-9a-f]{16}", h) for h in s["kgrams"] + s["statements"])
         assert len(s["kgrams"]) >= similarity.MIN_FINGERPRINTS and set(s) == {
             "exercise", "name", "variant", "url", "licence", "commit", "kgrams", "statements"}
-    assert len(public_sources()) == len(doc["sources"]), "stored with another normal form: run bench/public_fingerprints.py"
+    assert len(public_sources()) == len(doc["sources"]), "another normal form: run bench/public_fingerprints.py"
 
 
 def test_a_copy_of_public_code_names_its_source(monkeypatch):

@@ -20,16 +20,16 @@ VERSION = 1  # bump when the normal form changes: stored public fingerprints dep
 
 OP = "@"  # prefix of a canonical operation's name; no Python identifier starts with it
 LIBRARIES = ("torch.nn.functional.", "torch.special.", "torch.linalg.", "torch.", "math.", "numpy.", "np.")
-SAME_OP = {"bmm": "matmul", "mm": "matmul", "masked_fill_": "masked_fill", "div": "truediv", "true_divide": "truediv",
-           "mul": "mul", "multiply": "mul", "rsqrt": "rsqrt", "permute": "permute", "reshape": "reshape",
-           "view": "reshape", "swapaxes": "transpose", "swapdims": "transpose", "concat": "cat", "concatenate": "cat",
-           "masked_fill": "masked_fill", "Softmax": "Softmax"}
+SAME_OP = {"bmm": "matmul", "mm": "matmul", "masked_fill_": "masked_fill", "view": "reshape", "swapaxes": "transpose",
+           "swapdims": "transpose", "concat": "cat", "concatenate": "cat", "true_divide": "div", "multiply": "mul",
+           "subtract": "sub"}
+ARITHMETIC = {"div": ast.Div, "mul": ast.Mult, "add": ast.Add, "sub": ast.Sub}  # torch.div(a, b) is a / b
 # Tensor methods that are also torch functions taking the tensor first: x.f(a) is f(x, a).
 METHODS = {"softmax", "log_softmax", "matmul", "bmm", "mm", "transpose", "masked_fill", "masked_fill_", "view",
            "reshape", "permute", "contiguous", "sum", "exp", "max", "min", "mean", "sqrt", "rsqrt", "split", "chunk",
            "unsqueeze", "squeeze", "expand", "repeat_interleave", "tril", "triu", "float", "to", "bool", "flatten",
-           "unbind", "div", "mul", "where", "masked_select", "swapaxes", "swapdims", "cos", "sin", "neg", "abs",
-           "logical_not", "type_as", "expand_as", "view_as", "amax", "logsumexp", "unflatten", "clone", "detach"}
+           "unbind", "div", "mul", "add", "sub", "where", "masked_select", "swapaxes", "swapdims", "cos", "sin",
+           "neg", "abs", "logical_not", "type_as", "expand_as", "view_as", "amax", "logsumexp", "unflatten", "clone", "detach"}
 # Parameter order of the common operations, so a keyword argument lands where a positional one would.
 POSITIONS = {"softmax": ["input", "dim"], "log_softmax": ["input", "dim"], "transpose": ["input", "dim0", "dim1"],
              "masked_fill": ["input", "mask", "value"], "matmul": ["input", "other"], "split": ["tensor",
@@ -84,7 +84,8 @@ def _is_const(node: ast.AST, value) -> bool:
 
 def _infinity(node: ast.AST) -> float | None:
     """float("-inf") and the like as the value they spell."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and len(node.args) == 1:
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float"
+            and len(node.args) == 1):
         arg = node.args[0]
         text = str(arg.value).strip().lower() if isinstance(arg, ast.Constant) else ""
         if text.lstrip("+-") in ("inf", "infinity"):
@@ -197,6 +198,13 @@ class Canon(ast.NodeTransformer):
                 node.args = [node.args[0], *node.args[1].elts]
             return _op(name, node.args, node.keywords, node)
         return node
+
+    def visit(self, node):
+        out = super().visit(node)
+        if (isinstance(out, ast.Call) and isinstance(out.func, ast.Name) and out.func.id[len(OP):] in ARITHMETIC
+                and out.func.id.startswith(OP) and len(out.args) == 2 and not out.keywords):
+            return ast.copy_location(ast.BinOp(out.args[0], ARITHMETIC[out.func.id[len(OP):]](), out.args[1]), out)
+        return out
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)

@@ -143,7 +143,8 @@ def write_html(report: SimilarityReport, folder, limit: int = MAX_PAGES) -> list
             entries.append({"kind": kind, "exercise": number, "first": first, "second": second,
                             "similarity": score, "page": name})
         out.write("index.html", env.get_template("index.html.j2").render(
-            entries=entries, left_out=left_out, clusters=[asdict(c) for c in report.clusters], threshold=report.threshold,
+            entries=entries, left_out=left_out, clusters=[asdict(c) for c in report.clusters],
+            threshold=report.threshold,
             submissions=report.submissions, skipped=report.skipped))
     finally:
         out.close()
