@@ -29,7 +29,8 @@ METHODS = {"softmax", "log_softmax", "matmul", "bmm", "mm", "transpose", "masked
            "reshape", "permute", "contiguous", "sum", "exp", "max", "min", "mean", "sqrt", "rsqrt", "split", "chunk",
            "unsqueeze", "squeeze", "expand", "repeat_interleave", "tril", "triu", "float", "to", "bool", "flatten",
            "unbind", "div", "mul", "add", "sub", "where", "masked_select", "swapaxes", "swapdims", "cos", "sin",
-           "neg", "abs", "logical_not", "type_as", "expand_as", "view_as", "amax", "logsumexp", "unflatten", "clone", "detach"}
+           "neg", "abs", "logical_not", "type_as", "expand_as", "view_as", "amax", "logsumexp", "unflatten", "clone",
+           "detach"}
 # Parameter order of the common operations, so a keyword argument lands where a positional one would.
 POSITIONS = {"softmax": ["input", "dim"], "log_softmax": ["input", "dim"], "transpose": ["input", "dim0", "dim1"],
              "masked_fill": ["input", "mask", "value"], "matmul": ["input", "other"], "split": ["tensor",
