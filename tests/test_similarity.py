@@ -265,5 +265,11 @@ def test_the_cli_summary_lists_top_pairs_not_all_of_them(tmp_path):
     assert len(json.loads(run_grade("similarity", subs, "--exercises", "3", "--json").stdout)["pairs"]) == 435
 
 
-def test_empty_prints_have_no_similarity():
-    assert similarity.similarity(Prints(), Prints()) == 0.0
+def test_the_matrix_agrees_with_pairwise_scores():
+    files = [prints_of(p.read_text()) for p in sorted(CORPUS.glob("0[34]/pass_*.py"))]
+    files += [Prints(), files[0]]
+    scores = similarity.matrix(files)
+    for i in range(len(files)):
+        for j in range(i + 1, len(files)):
+            assert scores[i, j] == pytest.approx(similarity.similarity(files[i], files[j]), abs=1e-9)
+    assert scores[0, len(files) - 1] == 1.0 and scores[0, len(files) - 2] == 0.0

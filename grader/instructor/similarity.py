@@ -19,6 +19,7 @@ import ast
 import hashlib
 import json
 import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -90,9 +91,7 @@ def _statements(tree: ast.AST):
     """Simple statements, and the headers of compound ones (their bodies count statement by statement)."""
     for field in ("body", "orelse", "finalbody", "handlers"):
         for node in getattr(tree, field, None) or []:
-            if isinstance(node, ast.ClassDef):
-                pass
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 head = ast.copy_location(ast.Expr(ast.Tuple([ast.arg("a") for _ in node.args.args], ast.Load())), node)
                 head.end_lineno = node.lineno
                 yield head
@@ -102,7 +101,7 @@ def _statements(tree: ast.AST):
                 yield ast.copy_location(ast.Expr(ast.Tuple([node.target, node.iter], ast.Load())), node)
             elif not hasattr(node, "body"):
                 yield node
-            yield from _statements(node)
+            yield from _statements(node)  # a class: only what it holds
 
 
 def jaccard(a: dict | set, b: dict | set) -> float:
@@ -116,19 +115,19 @@ def similarity(a: Prints, b: Prints) -> float:
 
 
 def matrix(prints: list[Prints]) -> np.ndarray:
-    """similarity() of every pair at once (two sparse-in-spirit matrix products)."""
+    """similarity() of every pair at once: a matrix product over the fingerprints two or more files share
+    (the others only count in each file's size)."""
     n = len(prints)
     total = np.zeros((n, n))
     for kind in ("kgrams", "statements"):
-        columns: dict[int, int] = {}
-        for p in prints:
-            for h in getattr(p, kind):
-                columns.setdefault(h, len(columns))
+        sets = [getattr(p, kind) for p in prints]
+        counts = Counter(h for s in sets for h in s)
+        columns = {h: i for i, h in enumerate(h for h, c in counts.items() if c > 1)}
         m = np.zeros((n, max(len(columns), 1)), dtype=np.float32)
-        for i, p in enumerate(prints):
-            m[i, [columns[h] for h in getattr(p, kind)]] = 1.0
-        inter = m @ m.T
-        sizes = m.sum(axis=1)
+        for i, s in enumerate(sets):
+            m[i, [columns[h] for h in s if h in columns]] = 1.0
+        inter = (m @ m.T).astype(np.float64)
+        sizes = np.array([len(s) for s in sets], dtype=np.float64)
         union = sizes[:, None] + sizes[None, :] - inter
         total += np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
     return total / 2
