@@ -210,9 +210,13 @@ def fingerprint_many(texts: list[str], jobs: int = 1) -> dict[str, Prints | None
     if jobs <= 1 or len(distinct) < PARALLEL_FROM:
         return {t: _safe_prints(t) for t in distinct}
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return dict(zip(distinct, pool.map(_safe_prints, distinct, chunksize=32)))
+    try:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            return dict(zip(distinct, pool.map(_safe_prints, distinct, chunksize=32)))
+    except (BrokenProcessPool, OSError):  # a worker killed (out of memory) or none could start: do it here
+        return {t: _safe_prints(t) for t in distinct}
 
 
 def _prints_of(sources: dict[str, str], exercise: int, skeleton: Prints | None,
