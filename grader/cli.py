@@ -726,48 +726,41 @@ def merge_command(parts, output, weights, rubric, overrides, canvas, canvas_assi
 @cli.command("similarity")
 @click.argument("submissions", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.8, show_default=True,
-              help="Report files at least this similar to each other or to the reference (Jaccard similarity "
-                   "of structural fingerprints).")
+              help="Report files at least this similar to each other, to the reference or to public code "
+                   "(mean Jaccard similarity of token and statement fingerprints of the normalised code).")
 @click.option("--exercises", help="Which exercises, e.g. 1,3-5 (default: all).")
+@click.option("--top", type=click.IntRange(1, 10000), default=20, show_default=True,
+              help="Pairs the text summary lists (and five clusters per exercise); --json lists all.")
+@click.option("--html", "html_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Write index.html and a side-by-side page per flagged pair to this folder.")
+@click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Processes that fingerprint the files (used from 200 distinct files on).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-def similarity_command(submissions, threshold, exercises, as_json):
-    """Submissions whose code is alike in structure, exercise by exercise: copies of the reference,
-    clusters of look-alikes, and the pairs that link them.
+def similarity_command(submissions, threshold, exercises, top, html_dir, jobs, as_json):
+    """Submissions whose code is alike, exercise by exercise: copies of the reference and of well-known
+    public implementations, clusters of look-alikes, and the pairs that link them.
 
-    Renaming, comments and reformatting do not hide a copy; the skeleton's code never counts.
+    Renaming, comments, reformatting, reordering independent lines, inlining a helper and equivalent
+    spellings (@ or matmul, x.softmax or F.softmax) do not hide a copy; the skeleton's code never counts.
     A high score is a reason to read the files, not a verdict.
     Exit codes: 0 the comparison ran (whatever it found) · 2 usage error.
     """
-    from dataclasses import asdict
-
     from grader.instructor import UsageError
-    from grader.instructor.markup import clean
+    from grader.instructor.outputs import OutputError
     from grader.instructor.similarity import similarity_report
+    from grader.instructor.similarity_view import json_document, summary_text, write_html
 
     try:
-        report = similarity_report(submissions_dir=submissions, threshold=threshold, exercises=exercises)
-    except UsageError as exc:
+        report = similarity_report(submissions_dir=submissions, threshold=threshold, exercises=exercises, jobs=jobs)
+        pages = write_html(report, html_dir) if html_dir is not None else None
+    except (UsageError, OutputError) as exc:
         fail(str(exc))
     if as_json:
-        click.echo(json.dumps({"schema_version": 1, "threshold": threshold, "submissions": report.submissions,
-                               "reference": [asdict(m) for m in report.reference],
-                               "clusters": [asdict(c) for c in report.clusters],
-                               "pairs": [asdict(p) for p in report.pairs], "skipped": report.skipped}))
+        click.echo(json.dumps(json_document(report)))
         return
-    by_exercise: dict[int, list[str]] = {}
-    for m in report.reference:
-        by_exercise.setdefault(m.exercise, []).append(clean(m.submission, 80))
-    for number, names in sorted(by_exercise.items()):
-        click.echo(f"exercise {number}  equals the reference ({len(names)}): {', '.join(names)}")
-    for c in report.clusters:
-        span = f"{c.lowest:.2f}" if c.lowest == c.highest else f"{c.lowest:.2f}-{c.highest:.2f}"
-        click.echo(f"exercise {c.exercise}  cluster of {len(c.members)} ({span}): "
-                   f"{', '.join(clean(m, 80) for m in c.members)}")
-    for p in report.pairs:
-        click.echo(f"exercise {p.exercise}  {p.similarity:.2f}  {clean(p.first, 80)}  {clean(p.second, 80)}")
-    click.echo(f"{len(report.reference)} file(s) equal to the reference, {len(report.clusters)} cluster(s), "
-               f"{len(report.pairs)} pair(s) at or above {threshold:g} among {report.submissions} submissions"
-               + (f"; {len(report.skipped)} file(s) not compared (--json lists them)" if report.skipped else "") + ".")
+    click.echo(summary_text(report, top=top))
+    if pages is not None:
+        click.echo(f"{len(pages)} side-by-side page(s) and index.html in {html_dir}")
 
 
 @cli.group("gradescope")
