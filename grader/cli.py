@@ -45,10 +45,22 @@ def _use_pack(ctx, param, value):
     try:
         if value is not None:
             use_pack(value)
+        else:  # in a workspace made from a pack, its pack
+            ws = _quiet_workspace()
+            if ws is not None and ws.pack is not None:
+                use_pack(Path(ws.pack))
         load_catalog()
     except (CatalogError, PackError) as exc:
         raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
     return value
+
+
+def _quiet_workspace():
+    """The workspace here, or None (a damaged one is reported by the command that uses it)."""
+    try:
+        return workspace.find()
+    except workspace.WorkspaceError:
+        return None
 
 
 pack_option = click.option("--pack", type=click.Path(file_okay=False, path_type=Path), envvar="ATTENTION_KIT_PACK",
@@ -144,6 +156,7 @@ def cli():
 
 @cli.command()
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@pack_option
 def init(directory):
     """Create a fresh workspace in DIRECTORY with every exercise skeleton."""
     try:
@@ -301,6 +314,7 @@ def exercise(exercise, path, as_json, device, verbose, timeout, policy_file, rep
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document with every verdict.")
 @DEVICE
 @TIMEOUT
+@pack_option
 def grade_all(as_json, device, timeout):
     """Grade every exercise in this workspace and summarise."""
     from grader.render import console
@@ -334,6 +348,7 @@ def grade_all(as_json, device, timeout):
 @cli.command()
 @click.argument("exercise", type=EXERCISE)
 @click.option("--yes", is_flag=True, help="Do not ask before overwriting your file (needed without a terminal).")
+@pack_option
 def reset(exercise, yes):
     """Restore EXERCISE's file in this workspace to the original skeleton.
 
@@ -355,6 +370,7 @@ def reset(exercise, yes):
 @cli.command()
 @click.argument("exercise", required=False, type=EXERCISE)
 @click.option("--level", type=click.IntRange(1), help="Show this hint level instead of the next one.")
+@pack_option
 def hint(exercise, level):
     """Show the next hint for EXERCISE (hints escalate each time you ask, in a workspace or not).
 
@@ -394,6 +410,7 @@ def hint(exercise, level):
 @click.option("--force", is_flag=True, help="Show it even though you have not passed the exercise.")
 @click.option("--diff", is_flag=True, help="Your code (PATH, else the workspace's file) beside the reference: side by "
                                           "side when the terminal is wide enough, else a unified diff.")
+@pack_option
 def solution(exercise, path, force, diff):
     """Show the reference solution for EXERCISE once you have passed it.
 
@@ -436,6 +453,7 @@ def _solution_diff(ex, path: Path | None) -> str:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE instead of stdout.")
 @click.option("--list", "list_only", is_flag=True, help="List the topics.")
 @click.option("--pager/--no-pager", default=None, help="Page long output (default: when stdout is a terminal).")
+@pack_option
 def explain(target, lang, fmt, output, list_only, pager):
     """Q&A explainers for exercise N (all its topics) or one TOPIC, with live numbers and heat maps.
 
@@ -472,6 +490,7 @@ def explain(target, lang, fmt, output, list_only, pager):
 @click.argument("exercise", required=False, type=EXERCISE)
 @TIMEOUT
 @WEAK_OK
+@pack_option
 def watch(exercise, timeout, allow_weak):
     """Re-grade on every save (EXERCISE, else the one you are working on); keys h e n l q."""
     from grader import watch as watching
@@ -736,6 +755,7 @@ def merge_command(parts, output, weights, rubric, overrides, canvas, canvas_assi
 @click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True,
               help="Processes that fingerprint the files (used from 200 distinct files on).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@pack_option
 def similarity_command(submissions, threshold, exercises, top, html_dir, jobs, as_json):
     """Submissions whose code is alike, exercise by exercise: copies of the reference and of well-known
     public implementations, clusters of look-alikes, and the pairs that link them.
@@ -832,6 +852,7 @@ def gradescope_run(root, config):
 @click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
               help="CPU seconds each exercise file may use in all, however busy the machine (wall-clock "
                    "backstop: 3x this + 10 s).")
+@pack_option
 def classroom_command(directory, kit_spec, wheel, exercises, timeout):
     """Make DIRECTORY a GitHub Classroom template: the handout plus .github/workflows/classroom.yml.
 
