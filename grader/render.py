@@ -39,7 +39,14 @@ def verdict_text(v: Verdict, *, path: str, path_arg: str = "", verbose: bool = F
         v=v, failures=failures, explained=explained, examples=examples, also=also,
         more_explained=len(explained) - len(examples), more_also=len(separate) - len(also), verbose=verbose,
         diagnosis=v.diagnoses[0] if v.diagnoses else None, hints=ex.hints, next=upcoming or catalog.next_after(ex),
-        path=path, path_arg=path_arg, watching=watching, where=lambda n: where(v, n), line=line, excerpt=excerpt(v, line))
+        path=path, path_arg=path_arg, pack_arg=pack_arg(ex, path_arg), watching=watching, where=lambda n: where(v, n), line=line, excerpt=excerpt(v, line))
+
+
+def pack_arg(ex, path_arg: str) -> str:
+    """` --pack DIR` for the commands a verdict suggests, when a pack's file is graded outside its workspace."""
+    import shlex
+
+    return f" --pack {escape(shlex.quote(str(ex.pack.root)))}" if path_arg and not ex.pack.builtin else ""
 
 
 def verdict_line(v: Verdict) -> int | None:

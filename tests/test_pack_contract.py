@@ -318,3 +318,25 @@ def test_bad_point_categories_are_refused_at_load(tmp_path, points, message):
     edit(pack.info, "masking = 2\n", points + "\n")
     with pytest.raises(CatalogError, match=message):
         read_catalog(pack)
+
+
+def _table(marker: str) -> set[str]:
+    text = GUIDE.read_text(encoding="utf-8")
+    section = text.split(f"<!-- {marker} -->", 1)[1].split(f"<!-- /{marker} -->", 1)[0]
+    return set(re.findall(r"^\| `([^`]+)` \|", section, flags=re.M))
+
+
+def test_the_guide_lists_every_failure_code_and_diagnosis_id():
+    """A pack author uses these names without reading the kit: the guide's tables are the kit's lists."""
+    from grader.diagnosis.diagnoses import texts
+    from grader.failures import CODES
+
+    assert _table("codes") == set(CODES)
+    assert _table("diagnoses") == set(texts())
+
+
+def test_the_guide_sends_no_one_to_the_source():
+    """The guide and the example pack's docstrings name no module of the kit to read (imports are fine)."""
+    for path in (GUIDE, ALIBI / "checks" / "ex13_alibi.py"):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"\b(see|documents|listed in|read) `?grader/", text), path

@@ -1,6 +1,6 @@
 """Exercise 13's own module (named by info.toml `module`): its checks, its mistakes, and the rules that name them.
 
-Loaded by file path by the grader; see grader/pack.py for what such a module may define.
+Loaded by file path by the grader; docs/pack-authors.md ("Your own checks") lists what such a module may define.
 """
 import math
 
