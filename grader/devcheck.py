@@ -13,7 +13,7 @@ import inspect
 from pathlib import Path
 
 from grader.catalog import CatalogError, read_catalog
-from grader.pack import Pack, PackError, load_module
+from grader.pack import Pack, PackError, exercise_module
 
 CHECK_PARAMETERS = ("kit", "ex", "init")  # what test_own_check (grader/suites/test_exercise_module.py) passes
 
@@ -71,34 +71,33 @@ def module_problems(ex, where: str, categories: tuple[str, ...]) -> list[str]:
     from grader.diagnosis.diagnoses import known
 
     try:
-        module = load_module(ex.module_path)
+        module = exercise_module(ex)
     except PackError as exc:  # its file and line (grader/pack.py pack_fault)
         return [str(exc)]
     except Exception as exc:  # noqa: BLE001 - the author's module: report, do not crash
         return [f"{ex.module_path}: does not import: {type(exc).__name__}: {exc}"]
     problems = []
-    extra = set(getattr(module, "DIAGNOSES", {}))
-    for name, fn in vars(module).items():
-        if name.startswith("test_") and callable(fn):
-            unknown = [p for p in inspect.signature(fn).parameters if p not in CHECK_PARAMETERS]
-            if unknown:
-                problems.append(f"{ex.module_path}: {name}: takes {', '.join(unknown)}; a check takes only "
-                                f"{', '.join(CHECK_PARAMETERS)}")
-                continue
-            marks = [m for m in getattr(fn, "pytestmark", []) if m.name == "check"]
-            if not marks or marks[0].args[0] not in categories:
-                problems.append(f"{ex.module_path}: {name}: needs @check(category) with one of {', '.join(categories)} "
-                                "(a pack declares its own categories in info.toml's [points])")
-                continue
-            declared = marks[0].kwargs.get("evidence") or {}
-            ids = [declared] if isinstance(declared, str) else list(declared.values())
-            problems += [f"{ex.module_path}: {name}: evidence {i!r} is no known diagnosis"
-                         for i in ids if not (known(i) or i in extra)]
-    if ex.kind.startswith("custom_") and not callable(getattr(module, "diagnose", None)):
+    extra = set(module.diagnoses)
+    for name, fn in module.checks:
+        unknown = [p for p in inspect.signature(fn).parameters if p not in CHECK_PARAMETERS]
+        if unknown:
+            problems.append(f"{ex.module_path}: {name}: takes {', '.join(unknown)}; a check takes only "
+                            f"{', '.join(CHECK_PARAMETERS)}")
+            continue
+        marks = [m for m in getattr(fn, "pytestmark", []) if m.name == "check"]
+        if not marks or marks[0].args[0] not in categories:
+            problems.append(f"{ex.module_path}: {name}: needs @check(category) with one of {', '.join(categories)} "
+                            "(a pack declares its own categories in info.toml's [points])")
+            continue
+        declared = marks[0].kwargs.get("evidence") or {}
+        ids = [declared] if isinstance(declared, str) else list(declared.values())
+        problems += [f"{ex.module_path}: {name}: evidence {i!r} is no known diagnosis"
+                     for i in ids if not (known(i) or i in extra)]
+    if ex.kind.startswith("custom_") and module.diagnose is None:
         problems.append(f"{ex.module_path}: a {ex.kind} exercise's module needs diagnose(ex, kit, verdict): the "
                         "generic rules cannot call it")
-    aliases = getattr(module, "ALIASES", {})
-    for bug in getattr(module, "MISTAKES", {}):
+    aliases = module.aliases
+    for bug in module.mistakes:
         target = aliases.get(bug, bug)
         if not (known(target) or target in extra):
             problems.append(f"{ex.module_path}: MISTAKES: {bug!r} is reported as {target!r}, which has no text "

@@ -178,3 +178,75 @@ def load_module(path: Path):
             raise
         raise PackCodeError(f"{path.name} does not import: {fault}") from exc
     return module
+
+
+# -- an exercise's own module, read once -----------------------------------------------------------
+@dataclass(frozen=True)
+class ExerciseModule:
+    """What an exercise's own module brings (the names listed at the top of this file), read and checked once
+    when the module is loaded; each hook is optional (empty, or None). The core reads these fields, never the
+    module's attributes."""
+    path: Path
+    checks: tuple  # (name, function) of its test_* functions, in file order
+    mistakes: dict
+    aliases: dict
+    exclusive: tuple  # frozensets of bug names never combined
+    diagnoses: dict  # id -> {title, explanation, hint[, explains]}
+    diagnose: object = None  # diagnose(ex, kit, verdict) -> list[Diagnosis]
+    trace_call: object = None  # trace_call(ex, kit) -> dict | None
+
+
+_MODULES: dict[Path, ExerciseModule] = {}
+
+
+def exercise_module(ex) -> ExerciseModule | None:
+    """ex's own module (info.toml `module`) as an ExerciseModule, built once per process; None without one.
+    A module whose names have the wrong shape raises PackCodeError naming its file and the name."""
+    path = ex.module_path
+    if path is None:
+        return None
+    if path not in _MODULES:
+        _MODULES[path] = _read_module(path, load_module(path))
+    return _MODULES[path]
+
+
+def _read_module(path: Path, module) -> ExerciseModule:
+    def bad(name: str, what: str):
+        raise PackCodeError(f"{path.name}: {name}: {what}")
+
+    def table(name: str, check) -> dict:
+        value = getattr(module, name, {})
+        if not isinstance(value, dict) or not all(isinstance(k, str) and check(v) for k, v in value.items()):
+            bad(name, "must be a dict from names to " + check.__doc__)
+        return dict(value)
+
+    def text(v):
+        """strings"""
+        return isinstance(v, str)
+
+    def anything(v):
+        """descriptions"""
+        return True
+
+    def texts(v):
+        """{title, explanation, hint} tables of strings"""
+        return isinstance(v, dict) and all(isinstance(v.get(k), str) for k in ("title", "explanation", "hint"))
+
+    exclusive = getattr(module, "EXCLUSIVE", [])
+    if not isinstance(exclusive, (list, tuple)) or not all(
+            isinstance(group, (set, frozenset, list, tuple)) and all(isinstance(b, str) for b in group) for group in exclusive):
+        bad("EXCLUSIVE", "must be a list of sets of bug names")
+    hooks = {}
+    for name in ("diagnose", "trace_call"):
+        hook = getattr(module, name, None)
+        if hook is not None and not callable(hook):
+            bad(name, "must be a function")
+        hooks[name] = hook
+    checks = tuple((name, fn) for name, fn in vars(module).items() if name.startswith("test_") and callable(fn))
+    return ExerciseModule(path, checks, table("MISTAKES", anything), table("ALIASES", text),
+                          tuple(frozenset(g) for g in exclusive), table("DIAGNOSES", texts), **hooks)
+
+
+def own_diagnosis_texts(id: str) -> dict | None:
+    """The texts of a diagnosis id that an exercise module loaded in this process brings (its DIAGNOSES)."""
+    return next((m.diagnoses[id] for m in _MODULES.values() if id in m.diagnoses), None)

@@ -340,3 +340,19 @@ def test_the_guide_sends_no_one_to_the_source():
     for path in (GUIDE, ALIBI / "checks" / "ex13_alibi.py"):
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"\b(see|documents|listed in|read) `?grader/", text), path
+
+
+@pytest.mark.parametrize("line, says", [("MISTAKES = ['slopes_reversed']", "MISTAKES: must be a dict"),
+                                        ("ALIASES = {'a': 3}", "ALIASES: must be a dict from names to strings"),
+                                        ("EXCLUSIVE = 'ab'", "EXCLUSIVE: must be a list of sets"),
+                                        ("DIAGNOSES = {'x': {'title': 't'}}", "DIAGNOSES: must be a dict"),
+                                        ("diagnose = 3", "diagnose: must be a function")])
+def test_an_exercise_modules_names_are_checked_when_it_loads(tmp_path, line, says):
+    """The core reads an exercise module through one typed ExerciseModule, built once; a name of the wrong shape
+    is the pack's error naming the file and the name (exit 2), before anything is graded."""
+    pack = copy_pack(ALIBI, tmp_path)
+    module = pack.checks / "ex13_alibi.py"
+    module.write_text(module.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
+    proc = run_grade("exercise", "13", pack.solutions / "13_alibi.py", "--pack", pack.root)
+    assert proc.returncode == 2 and f"ex13_alibi.py: {says}" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -1,10 +1,10 @@
 """Names the mistake: from the submission's behaviour under inputs and weights the grader controls."""
 from __future__ import annotations
 
-from grader.diagnosis.diagnoses import EXTRA, known, make, texts
+from grader.diagnosis.diagnoses import known, make, text_of, texts
 from grader.results import Diagnosis, Status, Verdict
 
-__all__ = ["EXTRA", "diagnose", "known", "make", "texts"]
+__all__ = ["diagnose", "known", "make", "texts"]
 
 def _merge(found: list[Diagnosis]) -> list[Diagnosis]:
     out: dict[str, Diagnosis] = {}
@@ -34,10 +34,9 @@ def diagnose(ex, harness, verdict: Verdict, *, violations=(), syntax=None, untou
         return [make(load.reason, load.detail)]
     if isinstance(load, SubmissionError):
         return [make("memory_limit" if load.memory else "import_error", str(load))]
-    if ex.module_path is not None:
-        from grader.pack import load_module
+    from grader.pack import exercise_module
 
-        EXTRA.update(getattr(load_module(ex.module_path), "DIAGNOSES", {}))
+    exercise_module(ex)  # its DIAGNOSES texts are known from here on (built once per process)
     forbidden = [f for f in failures if f.code == "forbidden_api"]
     if forbidden:  # whatever else failed followed from it: every later answer of the worker reports it
         return [make("forbidden_api", forbidden[0].message)]
@@ -93,9 +92,7 @@ RAISED = ("runtime_error", "crash", "view_noncontiguous")
 def explained_codes(id: str) -> tuple[str, ...]:
     """The failure codes a diagnosis accounts for when no other named mistake claims the failure: its catalog
     entry's `explains`, else what a raised exception or a forward that differs from the reference produces."""
-    from grader.diagnosis.diagnoses import EXTRA, texts
-
-    declared = (EXTRA.get(id) or texts().get(id) or {}).get("explains")
+    declared = (text_of(id) or {}).get("explains")
     if isinstance(declared, (list, tuple)):
         return tuple(c for c in declared if isinstance(c, str))
     return RAISED_CODES + ("worker_exit",) if id in RAISED else GENERIC_CODES

@@ -122,11 +122,11 @@ def report(ex, matches, right, prefix: str = "") -> list:
 
 
 def behavioural(ex, harness, verdict) -> list:
-    from grader.pack import load_module
+    from grader.pack import exercise_module
 
-    module = load_module(ex.module_path) if ex.module_path is not None else None
-    if module is not None and hasattr(module, "diagnose"):
-        return module.diagnose(ex, harness, verdict)
+    em = exercise_module(ex)
+    if em is not None and em.diagnose is not None:
+        return em.diagnose(ex, harness, verdict)
     return (module_rules if ex.kind == "module" else function_rules)(ex, harness, verdict)
 
 

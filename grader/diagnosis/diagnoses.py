@@ -10,18 +10,24 @@ from grader.results import Diagnosis
 CATALOG = Path(__file__).with_name("catalog.toml")
 
 
-EXTRA: dict = {}  # texts of diagnoses that exercise modules bring (their DIAGNOSES)
-
-
 @cache
 def texts() -> dict:
     return tomllib.loads(CATALOG.read_text(encoding="utf-8"))
 
 
+def text_of(id: str) -> dict | None:
+    """The catalog's texts of a diagnosis, else those of a loaded exercise module's DIAGNOSES, else None."""
+    from grader.pack import own_diagnosis_texts
+
+    return texts().get(id) or own_diagnosis_texts(id)
+
+
 def known(id: str) -> bool:
-    return id in EXTRA or id in texts()
+    return text_of(id) is not None
 
 
 def make(id: str, *evidence: str) -> Diagnosis:
-    t = EXTRA.get(id) or texts()[id]
+    t = text_of(id)
+    if t is None:
+        raise KeyError(f"no diagnosis {id!r} in the catalog or in a loaded exercise module's DIAGNOSES")
     return Diagnosis(id, t["title"], t["explanation"], t["hint"], [str(e) for e in evidence if e])

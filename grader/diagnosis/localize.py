@@ -599,11 +599,10 @@ def trace_call(ex, harness) -> dict | None:
     non-tensor scalars), or None. An exercise called another way (custom_*) says how in its module's
     trace_call(ex, kit)."""
     if ex.kind.startswith("custom_"):
-        from grader.pack import load_module
+        from grader.pack import exercise_module
 
-        module = load_module(ex.module_path) if ex.module_path is not None else None
-        custom = getattr(module, "trace_call", None)
-        return custom(ex, harness) if custom is not None else None
+        em = exercise_module(ex)
+        return em.trace_call(ex, harness) if em is not None and em.trace_call is not None else None
     if ex.kind == "function":
         c = ex.config
         B = next(b for b in (2, 3, 4) if b not in c.values())

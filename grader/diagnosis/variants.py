@@ -196,12 +196,12 @@ class Mistakes:
 
 def mistakes_of(ex) -> Mistakes:
     """The generic mistakes plus the exercise module's MISTAKES, ALIASES and EXCLUSIVE."""
-    from grader.pack import load_module
+    from grader.pack import exercise_module
 
-    module = load_module(ex.module_path) if ex.module_path is not None else None
-    own = (lambda name, default: getattr(module, name, default)) if module is not None else (lambda name, default: default)
-    return Mistakes({**DESCRIBE, **own("MISTAKES", {})}, {**ALIASES, **own("ALIASES", {})},
-                    [*EXCLUSIVE, *own("EXCLUSIVE", [])])
+    em = exercise_module(ex)
+    if em is None:
+        return Mistakes(dict(DESCRIBE), dict(ALIASES), list(EXCLUSIVE))
+    return Mistakes({**DESCRIBE, **em.mistakes}, {**ALIASES, **em.aliases}, [*EXCLUSIVE, *map(set, em.exclusive)])
 
 
 # -- key-padding masks (any attention over padded sequences) ------------------------------------------------

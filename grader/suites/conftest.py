@@ -3,7 +3,7 @@ import inspect
 
 import pytest
 
-from grader.pack import load_module
+from grader.pack import exercise_module
 from grader.probes import init_cases
 
 HARNESS = pytest.StashKey()
@@ -32,8 +32,7 @@ def own_checks(ex) -> list:
     """The test_* functions of the exercise's own module, in their order in the file."""
     if ex.module_path is None:
         return []
-    module = load_module(ex.module_path)
-    return [fn for name, fn in vars(module).items() if name.startswith("test_") and callable(fn)]
+    return [fn for _, fn in exercise_module(ex).checks]
 
 
 def _own_params(ex) -> list:
