@@ -473,8 +473,10 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
     Exercise files (01_self_attention.py, or a notebook 01_self_attention.ipynb) may sit at the top
     of a submission or one folder down (the handout's exercises/); a nearly right name gets a "did
     you mean". Submissions already graded and unchanged are skipped.
-    Exit codes: 0 the batch ran (whatever the scores) · 2 usage error · 3 internal error · 4 refused: the
-    sandbox here cannot keep submissions from the reference and from each other (nothing graded).
+    Exit codes: 0 the batch ran and its gradebook was written (whatever the scores; a report or the cohort
+    page that could not be written is a warning on stderr) · 2 usage error · 3 internal error, or the gradebook
+    could not be written · 4 refused: the sandbox here cannot keep submissions from the reference and from each
+    other (nothing graded).
     """
     from grader.instructor import UsageError
     from grader.instructor.batch import parse_shard, run_batch
@@ -492,8 +494,10 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
     if result.rows:
         out.print(summary_table(result.rows, [e.number for e in result.rows[0].exercises]))
         out.print(LEGEND, style="dim")
+    from grader.instructor.markup import clean
+
     for problem in result.problems:
-        click.echo(f"grade: {problem}", err=True)
+        click.echo(f"grade: warning: {clean(problem, 500)}", err=True)
     count = f"{len(result.rows)} submission{'s' if len(result.rows) != 1 else ''}"
     out.print(f"\n{count}{f' in shard {shard}' if shard else ''}: {result.graded} graded, {result.cached} unchanged "
               f"since the last run, in {result.elapsed_s:.1f} s.", markup=False, highlight=False)
@@ -501,6 +505,9 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
                         ("cohort page", result.index)):
         if path:
             out.print(f"{label + ':':<13}{path}", markup=False, highlight=False)
+    if output is not None and result.gradebook is None:
+        fail(f"the gradebook {output} could not be written (the warning above says why); grade again once it can",
+             INTERNAL)
 
 
 @cli.command("merge")
@@ -510,7 +517,8 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
 def merge_command(parts, output):
     """Merge the partial gradebooks of `grade batch --shard I/N` (every shard 1..N, once each).
 
-    Exit codes: 0 merged · 2 usage error (a missing, repeated or mismatched shard, an unreadable part).
+    Batch caches among PARTS (part_I.cache.json, which part_*.json also matches) are skipped and named.
+    Exit codes: 0 merged · 2 usage error (a missing, repeated or mismatched shard, a file that is not a part).
     """
     from grader.instructor import UsageError
     from grader.instructor.merge import merge_gradebooks
@@ -519,6 +527,12 @@ def merge_command(parts, output):
         merged = merge_gradebooks(parts=list(parts), output=output)
     except UsageError as exc:
         fail(str(exc))
+    if merged.skipped:
+        from grader.instructor.markup import clean
+
+        names = ", ".join(clean(str(p), 200) for p in merged.skipped)
+        click.echo(f"grade: skipped {len(merged.skipped)} batch cache{'s' if len(merged.skipped) != 1 else ''} "
+                   f"(not partial gradebooks): {names}", err=True)
     click.echo(f"Merged {merged.shards} shard{'s' if merged.shards != 1 else ''} "
                f"({len(merged.rows)} submissions) into {output}.")
 
