@@ -604,7 +604,8 @@ def gradescope_group():
               help="The attention-kit wheel to bundle (default: built from the running kit, installed or a checkout).")
 @click.option("--source", type=click.Path(file_okay=False, path_type=Path),
               help="Build the wheel from this attention-kit checkout instead.")
-@click.option("--torch", "torch_spec", default="torch>=2.2", show_default=True, help="The torch requirement setup.sh installs (CPU build).")
+@click.option("--torch", "torch_spec", help="The torch requirement setup.sh installs (CPU build; default: "
+                                           "torch==VERSION, the torch this kit runs with).")
 def gradescope_build(out, exercises, timeout, visibility, stdout_visibility, wheel, source, torch_spec):
     """Write OUT.zip: setup.sh, run_autograder, the kit as a wheel and its settings.
 
