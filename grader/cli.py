@@ -431,19 +431,23 @@ def watch(exercise, timeout, allow_weak):
               help="Put this attention-kit wheel into the handout (default: one built from the running kit).")
 @click.option("--exercises", help="Which exercises, e.g. 1,3-5 (default: all).")
 @click.option("--force", is_flag=True, help="Write into a folder that is not empty.")
-def release_command(directory, audience, kit_spec, wheel, exercises, force):
+@click.option("--time-limit", metavar="DURATION", help="Printed at the top of the README, e.g. 3h, 90m, 2h30m, 2 days.")
+@click.option("--notes", type=click.Path(dir_okay=False, path_type=Path),
+              help="A Markdown file (a tools or AI policy, how to hand in...) put into the README as written.")
+def release_command(directory, audience, kit_spec, wheel, exercises, force, time_limit, notes):
     """Write the handout into DIRECTORY: the skeletons, a README and exercises/info.toml.
 
     Learners also get the kit as a wheel in wheels/ (or install --kit-spec) and a CPU-only torch
-    line. Candidates get no grader, no hints, no test configuration. No reference solutions and no
-    hidden suites in the handout's files. Exit codes: 0 written · 2 usage error.
+    line. Candidates get no grader, no hints, no test configuration, and a setup section with the Python
+    and torch versions they are graded with. Both see each exercise's points. No reference solutions and
+    no hidden suites in the handout's files. Exit codes: 0 written · 2 usage error.
     """
     from grader.instructor import UsageError
     from grader.instructor.release import release
 
     try:
         written = release(directory=directory, audience=audience, kit_spec=kit_spec, wheel=wheel,
-                          exercises=exercises, force=force)
+                          exercises=exercises, force=force, time_limit=time_limit, notes=notes)
     except UsageError as exc:
         fail(str(exc))
     click.echo(f"Wrote the {audience}' handout to {directory} ({len(written)} files). Submissions keep the file names "
