@@ -136,7 +136,8 @@ def grid(rows, numbers: list[int]) -> list[dict]:
                     f"{e.score}/{e.max_score}" + (f" · {why}" if why else "")
             cells.append({"mark": MARKS.get(e.status, ("?", ""))[0], "status": e.status, "score": e.score,
                           "max": e.max_score, "hover": hover, "report": _link(row.report, n)})
-        first = next((d for e in row.exercises for d in e.diagnoses[:1]), "")
+        first = next((d for e in row.exercises for d in e.diagnoses[:1]), "") or \
+            next((e.note for e in row.exercises if e.status in ("rejected", "error") and e.note), "")
         search = " ".join([row.submission, row.problem, *(d for e in row.exercises for d in e.diagnoses),
                            *(e.status for e in row.exercises)])
         out.append({"name": row.submission, "report": _link(row.report, None), "total": row.total,
