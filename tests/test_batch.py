@@ -140,6 +140,10 @@ def test_one_report_per_submission_self_contained_and_escaped(cohort):
     assert "missing" in carol and EX3.file in carol
     index = (root / "reports" / "index.html").read_text()
     assert "mask_inverted" in index and f'href="{report_name("bob")}#ex3"' in index
+    attention = index[index.index('id="attention"'):index.index('id="students"')]  # what to look at first
+    for kind, who in (("timeout", "carol"), ("policy", "mallory"), ("rejected", "dave"), ("ambiguous", "José Ñúñez")):
+        group = attention[attention.index(f'id="attention-{kind}"'):]
+        assert f'<a href="{report_name(who)}#ex' in group.split("</section>")[0], (kind, who)
 
 
 def test_rerun_skips_unchanged_and_regrades_changed(cohort):
