@@ -74,7 +74,7 @@ def test_the_leak_check_finds_a_planted_solution_and_suite(tmp_path):
 
 def test_candidates_get_a_take_home_without_the_grader(tmp_path):
     out = tmp_path / "take-home"
-    proc = run_grade("release", out, "--audience", "candidates", "--exercises", "2,4")
+    proc = grade_here("release", out, "--audience", "candidates", "--exercises", "2,4")
     assert proc.returncode == 0, proc.stderr
     files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
     assert files == ["README.md", "exercises/02_scaled_dot_product.py", "exercises/04_multihead_attention.py",
