@@ -438,9 +438,9 @@ def release_command(directory, audience, kit_spec, wheel, exercises, force, time
     """Write the handout into DIRECTORY: the skeletons, a README and exercises/info.toml.
 
     Learners also get the kit as a wheel in wheels/ (or install --kit-spec) and a CPU-only torch
-    line. Candidates get no grader, no hints, no test configuration, and a setup section with the Python
-    and torch versions they are graded with. Both see each exercise's points. No reference solutions and
-    no hidden suites in the handout's files. Exit codes: 0 written · 2 usage error.
+    line. Candidates get no grader, no hints, no test configuration, but a setup section with the Python
+    and torch versions they are graded with and each exercise's points. No reference solutions and no
+    hidden suites in the handout's files. Exit codes: 0 written · 2 usage error.
     """
     from grader.instructor import UsageError
     from grader.instructor.release import release
