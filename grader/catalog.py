@@ -21,13 +21,14 @@ from dataclasses import dataclass, field, fields
 from functools import cache
 from pathlib import Path
 
+from grader import schema
 from grader.pack import PACKAGE_DIR, Pack, PackError, default_pack, kit_root
 
 MODULE_KINDS = ("module", "custom_module")  # an nn.Module class: config, sweep and probe are its constructor's arguments
 PROBE_MIN = 5  # the structural probe's one-hot trick needs d_in and head_dim >= PROBE_TOKENS + 1 (grader/probes.py)
 
 FORMAT_VERSION = 2
-KINDS = ("module", "function", "custom_module", "custom_function")
+KINDS = schema.Kind.__args__
 # Behaviour the generic suites check, by feature. Anything particular to one exercise belongs in its module.
 FEATURES = {
     "unbatched": "forward also takes 2-D (tokens, d_in) input",
@@ -35,11 +36,12 @@ FEATURES = {
     "dropout": "dropout on the attention weights, in training mode only (needs dims.dropout)",
     "divisible_check": "construction raises when dims.output is not divisible by dims.heads",
 }
-ROLES = ("q", "k", "v", "o", "qkv")
-DIMS = ("input", "output", "heads", "kv_heads", "context", "context_width", "dropout")
-LIMITS = ("memory_mb", "cpu_s")
-TOP_KEYS = {"format_version", "allowed_imports", "points", "policy", "exercise"}
+ROLES = schema.field_names(schema.Roles)
+DIMS = schema.field_names(schema.Dims)
+LIMITS = schema.field_names(schema.Limits)
+TOP_KEYS = set(schema.field_names(schema.InfoFile))
 CATEGORIES = ("policy", "api", "shape", "numerics", "masking", "dropout", "device")
+CATEGORY_NAME = re.compile(schema.CATEGORY_PATTERN)  # a pack declares its own categories as keys of [points]
 
 __all__ = ["Catalog", "CatalogError", "Exercise", "PACKAGE_DIR", "Pack", "UnknownExercise", "check_forbidden", "kit_dir",
            "load_catalog"]
@@ -112,6 +114,11 @@ class Catalog:
     allowed_imports: tuple[str, ...]
     pack: Pack = field(default_factory=Pack.kit, compare=False)
 
+    @property
+    def categories(self) -> tuple[str, ...]:
+        """The kit's categories, then those the pack declares in [points], in its order."""
+        return CATEGORIES + tuple(c for c in self.points if c not in CATEGORIES)
+
     def get(self, key: str | int) -> Exercise:
         """Look an exercise up by number ("3", 3, "03") or slug ("causal_attention")."""
         text = str(key).strip()
@@ -132,35 +139,14 @@ class Catalog:
 
 
 # -- validation -------------------------------------------------------------------------------------------
-REQUIRED = ("number", "slug", "title", "file", "kind", "entry", "signature", "contract", "config", "hints")
-TYPES = {"number": int, "slug": str, "title": str, "file": str, "kind": str, "entry": str, "signature": list,
-         "contract": str, "config": dict, "hints": list, "brief": str, "features": list, "forbidden": list,
-         "topics": list, "roles": dict, "dims": dict, "sweep": list, "probe": dict, "limits": dict, "module": str}
-KEYS_OF = {"roles": ROLES, "dims": DIMS, "limits": LIMITS}
+TYPES = schema.field_names(schema.ExerciseSpec)  # an [[exercise]] table's keys; their types: grader/schema.py
 
 
 def _check_exercise(e: dict, where: str, pack: Pack) -> None:
+    """What the schema cannot say: keys that must agree with each other, with files and with the solution."""
     def bad(key: str, what: str):
         raise CatalogError(f"{where}: {key}: {what}")
 
-    for key in e:
-        if key not in TYPES:
-            bad(key, f"unknown key (known: {', '.join(TYPES)})")
-    for key in REQUIRED:
-        if key not in e:
-            bad(key, "missing")
-    for key, value in e.items():
-        if not isinstance(value, TYPES[key]) or isinstance(value, bool) and TYPES[key] is int:
-            bad(key, f"must be a {TYPES[key].__name__}, not {type(value).__name__}")
-    if e["kind"] not in KINDS:
-        bad("kind", f"unknown kind {e['kind']!r} (known: {', '.join(KINDS)})")
-    for f in e.get("features", []):
-        if f not in FEATURES:
-            bad("features", f"unknown feature {f!r} (known: {', '.join(FEATURES)})")
-    for key, allowed in KEYS_OF.items():
-        for name in e.get(key, {}):
-            if name not in allowed:
-                bad(f"{key}.{name}", f"unknown {key} entry (known: {', '.join(allowed)})")
     for key, value in e.get("dims", {}).items():
         if value not in e["config"]:
             bad(f"dims.{key}", f"{value!r} is not a key of config")
@@ -345,17 +331,18 @@ def read_catalog(pack: Pack) -> Catalog:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"{path}: not valid TOML: {exc}") from None
-    for key in data:
-        if key not in TOP_KEYS:
-            raise CatalogError(f"{path}: {key}: unknown key (known: {', '.join(sorted(TOP_KEYS))})")
     if data.get("format_version") != FORMAT_VERSION:
         raise CatalogError(f"{path}: format_version: {data.get('format_version')!r}, this grader reads {FORMAT_VERSION}")
-    for key in ("points", "allowed_imports", "exercise"):
-        if key not in data:
-            raise CatalogError(f"{path}: {key}: missing")
-    for cat in data["points"]:
-        if cat not in CATEGORIES:
-            raise CatalogError(f"{path}: points.{cat}: unknown category (known: {', '.join(CATEGORIES)})")
+    for cat, value in (data["points"] if isinstance(data.get("points"), dict) else {}).items():
+        if cat not in CATEGORIES and not CATEGORY_NAME.fullmatch(cat):
+            raise CatalogError(f"{path}: points.{cat}: a category of its own is a lower-case name like 'window' "
+                               f"(the kit's: {', '.join(CATEGORIES)})")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise CatalogError(f"{path}: points.{cat}: {value!r} is not a whole number of points >= 0")
+    try:
+        schema.read_info(data, path)
+    except schema.SchemaError as exc:
+        raise CatalogError(str(exc)) from None
     seen: dict = {}
     exercises = []
     for i, e in enumerate(data["exercise"]):

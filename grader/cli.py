@@ -154,30 +154,21 @@ def init(directory):
     click.echo(f"Created workspace {ws.root}\nNext: cd {directory} && edit exercises/{first.file}, then run `grade exercise {first.number}`.")
 
 
-STATUS_STYLE = {"passed": "[green]✓ passed[/]", "passed, failing now": "[yellow]✓ passed (failing now)[/]",
-                "in progress": "[yellow]in progress[/]", "not started": "not started"}
-
-
 @cli.command("list")
 @pack_option
 def list_exercises():
     """List the exercises with your progress in this workspace."""
-    from rich.table import Table
-
-    from grader.render import console
+    from grader.render import console, progress_table
 
     ws = current_workspace()
-    table = Table("#", "slug", "title", "status", box=None, pad_edge=False)
-    for ex in load_catalog().exercises:
-        table.add_row(str(ex.number), ex.slug, ex.title, "-" if ws is None else STATUS_STYLE[ws.status(ex)])
     out = console()
-    out.print(table)
+    out.print(progress_table(ws, load_catalog()))
     if ws is None:
         out.print("\n(not in a workspace: `grade init DIR` makes one and tracks your progress)")
 
 
 def _grade(ex, path: Path, *, device: str, timeout: float, policy_file: Path | None = None, allow_weak: bool = False,
-           offer: bool = False):
+           offer: bool = False, attention: bool = False):
     """runner.grade, with its usage, internal and weak-sandbox errors turned into one-line exits 2, 3 and 4."""
     from grader.policy import PolicyError
     from grader.runner import DeviceUnavailable, InternalError, WeakSandbox, grade
@@ -185,7 +176,7 @@ def _grade(ex, path: Path, *, device: str, timeout: float, policy_file: Path | N
 
     try:
         return grade(exercise=ex, path=path, device=device, limits=Limits(time_s=timeout), policy_file=policy_file,
-                     allow_weak_sandbox=allow_weak)
+                     allow_weak_sandbox=allow_weak, capture_attention=attention)
     except (DeviceUnavailable, PolicyError) as exc:
         fail(str(exc))
     except WeakSandbox as exc:
@@ -208,15 +199,21 @@ def _record(ws, ex, verdict) -> str | None:
 
 
 def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bool, timeout: float,
-               policy_file: Path | None = None, repro: bool = False, allow_weak: bool = False):
-    """Grade one exercise and print the verdict; returns the exit code."""
+               policy_file: Path | None = None, repro: bool = False, allow_weak: bool = False, html: bool = False,
+               output: Path | None = None):
+    """Grade one exercise and print the verdict (with html, also write the learner's page); returns the exit code."""
     from grader.render import console, repro_text, show, verdict_text
 
+    if output is not None and not html:
+        fail("-o/--output names the HTML report: add --html")
     ws = current_workspace(required=path is None)
     path = path or ws.file_for(ex)
     if not path.is_file():
         fail(f"no such file: {path}" + (" (run `grade reset %d` to restore it)" % ex.number if ws and ws.owns(path, ex) else ""))
-    verdict = _grade(ex, path, device=device, timeout=timeout, policy_file=policy_file, allow_weak=allow_weak, offer=True)
+    if html and output is not None and output.resolve() == path.resolve():
+        fail(f"-o {output} is the file being graded: name another file for the report")
+    verdict = _grade(ex, path, device=device, timeout=timeout, policy_file=policy_file, allow_weak=allow_weak, offer=True,
+                     attention=html)
     owned = ws is not None and ws.owns(path, ex)
     if not owned:
         hints = workspace.Hints(None)
@@ -228,11 +225,28 @@ def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bo
     elif repro:
         click.echo(repro_text(verdict, ex=ex, path=path))
     else:
-        show(console(), verdict_text(verdict, path=str(path), path_arg="" if owned else f" {path}", verbose=verbose))
+        upcoming = ws.next_exercise(load_catalog(), ex) if owned else None
+        show(console(), verdict_text(verdict, path=str(path), path_arg="" if owned else f" {path}", verbose=verbose,
+                                     upcoming=upcoming))
+    if html:
+        report = _write_report(ex, verdict, path, output)
+        click.echo(f"Report: {report}", err=as_json)
     problem = _record(ws, ex, verdict) if owned else None
     if problem:  # shown after the verdict, which was computed all the same
         fail(problem)
     return 0 if verdict.passed else 1
+
+
+def _write_report(ex, verdict, path: Path, output: Path | None) -> Path:
+    from grader.learner_report import write_report
+    from grader.source import Unreadable, read_source
+
+    try:
+        source = read_source(path)  # a notebook's lines numbered by cell and line
+    except Unreadable:
+        source = None
+    return write_report(ex=ex, verdict=verdict, source=source, path=path, output=output,
+                        following=load_catalog().next_after(ex))
 
 
 DEVICE = click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
@@ -256,11 +270,14 @@ TIMEOUT = click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0
 @click.option("--policy", "policy_file", type=click.Path(dir_okay=False, path_type=Path),
               help="An instructor's policy TOML extending the kit's (allowed imports, denied names; see SECURITY.md).")
 @click.option("--repro", is_flag=True, help="Print a short runnable script reproducing the first failing check.")
+@click.option("--html", is_flag=True, help="Also write an HTML report: verdict, mistake, evidence, your code with the "
+                                          "line marked, heat maps, hint (default: NAME.report.html beside the file).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Where --html writes the report.")
 @WEAK_OK
-def exercise(exercise, path, as_json, device, verbose, timeout, policy_file, repro, allow_weak):
+def exercise(exercise, path, as_json, device, verbose, timeout, policy_file, repro, html, output, allow_weak):
     """Grade EXERCISE (number or slug). PATH defaults to the workspace's file for it."""
     sys.exit(_grade_one(exercise, path, as_json=as_json, device=device, verbose=verbose, timeout=timeout,
-                        policy_file=policy_file, repro=repro, allow_weak=allow_weak))
+                        policy_file=policy_file, repro=repro, allow_weak=allow_weak, html=html, output=output))
 
 
 @cli.command("all")
@@ -353,16 +370,43 @@ def hint(exercise, level):
 
 @cli.command()
 @click.argument("exercise", required=False, type=EXERCISE)
+@click.argument("path", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Show it even though you have not passed the exercise.")
-def solution(exercise, force):
+@click.option("--diff", is_flag=True, help="Your code (PATH, else the workspace's file) beside the reference: side by "
+                                          "side when the terminal is wide enough, else a unified diff.")
+def solution(exercise, path, force, diff):
     """Show the reference solution for EXERCISE once you have passed it.
 
-    Without EXERCISE, in a workspace: the exercise you graded last."""
+    Without EXERCISE, in a workspace: the exercise you graded last. With --diff, your code beside it
+    (coloured on a terminal; a plain unified diff when piped)."""
+    if path is not None and not diff:
+        fail("PATH is the file to compare with the reference: add --diff")
     ex = exercise or current_exercise("solution", graded_last=True)
     ws = current_workspace()
     if not force and (ws is None or ex.number not in ws.passed):
         fail(f"pass exercise {ex.number} first (or use --force): solutions are more useful after your own attempt")
-    click.echo(workspace.solution_text(ex), nl=False)
+    if not diff:
+        click.echo(workspace.solution_text(ex), nl=False)
+        return
+    click.echo(_solution_diff(ex, path or (ws.file_for(ex) if ws else None)), nl=False)
+
+
+def _solution_diff(ex, path: Path | None) -> str:
+    from grader.diffview import render_diff
+    from grader.source import Unreadable, read_submission
+
+    if path is None:
+        fail(f"which file? `grade solution {ex.number} PATH --diff` (or run it in your workspace)")
+    if not path.is_file():
+        fail(f"no such file: {path}")
+    try:
+        mine = read_submission(path)
+    except Unreadable as exc:
+        fail(str(exc))
+    terminal = sys.stdout.isatty()
+    return render_diff(mine, workspace.solution_text(ex), mine_name=f"{path} (yours)",
+                       ref_name=f"{ex.file} (reference)", width=shutil.get_terminal_size((80, 24)).columns if terminal else None,
+                       color=terminal and "NO_COLOR" not in os.environ)
 
 
 @cli.command()
@@ -454,6 +498,30 @@ def release_command(directory, audience, kit_spec, wheel, exercises, force, time
                f"of exercises/; grade them with `grade batch`.")
 
 
+def rubric_options(command):
+    """--weights, --rubric and --overrides, shared by `grade batch` and `grade merge`."""
+    for option in reversed([
+        click.option("--weights", metavar="N=POINTS,...",
+                     help="Points each exercise is worth, e.g. 1=10,3=20 (every graded exercise): points = weight x "
+                          "passed/total checks, rounded to 2 decimals."),
+        click.option("--rubric", type=click.Path(dir_okay=False, path_type=Path),
+                     help="A TOML file with a [weights] table (exercise = points); --weights entries win."),
+        click.option("--overrides", type=click.Path(dir_okay=False, path_type=Path),
+                     help="Manual points, applied on every run: TOML [[override]] tables or CSV with the columns "
+                          "submission, exercise, points or delta, comment."),
+    ]):
+        command = option(command)
+    return command
+
+
+def lms_options(command):
+    """--canvas and --canvas-assignment, shared by `grade batch` and `grade merge`."""
+    command = click.option("--canvas-assignment", default="attention-kit", show_default=True,
+                           help="The Canvas assignment (column) the totals go to.")(command)
+    return click.option("--canvas", type=click.Path(dir_okay=False, path_type=Path),
+                        help="Also write Canvas's grade-import CSV here (needs a roster with Canvas or SIS IDs).")(command)
+
+
 @cli.command("batch")
 @click.argument("submissions", type=click.Path(file_okay=False, path_type=Path))
 @pack_option
@@ -471,27 +539,51 @@ def release_command(directory, audience, kit_spec, wheel, exercises, force, time
 @click.option("--shard", metavar="I/N", help="Grade only the I-th of N slices (stable by name); -o part_I.json, "
                                              "then `grade merge`.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def batch_command(submissions, jobs, output, report_dir, exercises, timeout, shard, quiet):
+@rubric_options
+@click.option("--roster", type=click.Path(dir_okay=False, path_type=Path),
+              help="CSV mapping submission names to people: submission, id, email, name (and canvas_id, "
+                   "sis_user_id, sis_login_id, section for --canvas).")
+@lms_options
+@click.option("--anonymize", is_flag=True, help="Name every submission by a stable pseudonym (blind review).")
+@click.option("--anonymize-key", type=click.Path(dir_okay=False, path_type=Path),
+              help="The pseudonyms' secret key, created (0600) if absent; keep it away from the outputs "
+                   "[default: anonymize.key in your data folder].")
+def batch_command(submissions, jobs, output, report_dir, exercises, timeout, shard, quiet, weights, rubric, overrides,
+                  roster, canvas, canvas_assignment, anonymize, anonymize_key):
     """Grade every submission in SUBMISSIONS: one folder or .zip each, files named as in the handout.
 
     Exercise files (01_self_attention.py, or a notebook 01_self_attention.ipynb) may sit at the top
     of a submission or one folder down (the handout's exercises/); a nearly right name gets a "did
-    you mean". Submissions already graded and unchanged are skipped.
+    you mean". A flat LMS download (Canvas's lastfirst_userid_submissionid_file.py) is grouped by
+    student. Submissions already graded and unchanged are skipped; what is ambiguous, refused or empty
+    is in the gradebook's note column.
     Exit codes: 0 the batch ran and its gradebook was written (whatever the scores; a report or the cohort
     page that could not be written is a warning on stderr) · 2 usage error · 3 internal error, or the gradebook
     could not be written · 4 refused: the sandbox here cannot keep submissions from the reference and from each
     other (nothing graded).
     """
     from grader.instructor import UsageError
-    from grader.instructor.batch import parse_shard, run_batch
+    from grader.instructor.batch import batch_rubric, parse_shard, run_batch
+    from grader.instructor.anonymize import load_key
+    from grader.instructor.roster import read_roster
     from grader.instructor.summary import LEGEND, summary_table
     from grader.render import console
 
+    try:  # a mistake in the options is a usage error before the sandbox is probed
+        course = batch_rubric(exercises=exercises, weights=weights, rubric=rubric, overrides=overrides)
+        people = read_roster(roster) if roster is not None else None
+        key = load_key(anonymize_key) if anonymize or anonymize_key else None
+    except UsageError as exc:
+        fail(str(exc))
+    if key is not None and key[2]:
+        click.echo(f"grade: created the pseudonym key {key[1]}; keep it apart from the gradebook and reports", err=True)
     check_sandbox()
     load_catalog().check_forbidden()  # a misspelt ban would grade everyone without it: exit 2 before grading
     try:
         result = run_batch(submissions_dir=submissions, jobs=jobs, output=output, report_dir=report_dir,
-                           exercises=exercises, timeout=timeout, progress=not quiet, shard=parse_shard(shard))
+                           exercises=exercises, timeout=timeout, progress=not quiet, shard=parse_shard(shard),
+                           course=course, roster=people, canvas=canvas, assignment=canvas_assignment,
+                           key=key[0] if key else None)
     except UsageError as exc:
         fail(str(exc))
     out = console()
@@ -500,11 +592,17 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
         out.print(LEGEND, style="dim")
     from grader.instructor.markup import clean
 
+    noted = sum(1 for row in result.rows if row.notes)
+    if noted:
+        out.print(f"{noted} submission{'s have' if noted != 1 else ' has'} notes (ambiguous, refused or empty files): "
+                  f"see the note column.", markup=False, highlight=False)
     for problem in result.problems:
         click.echo(f"grade: warning: {clean(problem, 500)}", err=True)
-    count = f"{len(result.rows)} submission{'s' if len(result.rows) != 1 else ''}"
+    absent = sum(1 for row in result.rows if not row.digest)  # roster entries without a submission
+    count = f"{len(result.rows) - absent} submission{'s' if len(result.rows) - absent != 1 else ''}"
+    absent_text = f", {absent} in the roster without a submission" if absent else ""
     out.print(f"\n{count}{f' in shard {shard}' if shard else ''}: {result.graded} graded, {result.cached} unchanged "
-              f"since the last run, in {result.elapsed_s:.1f} s.", markup=False, highlight=False)
+              f"since the last run{absent_text}, in {result.elapsed_s:.1f} s.", markup=False, highlight=False)
     for label, path in (("gradebook", result.gradebook), ("reports", report_dir if result.reports else None),
                         ("cohort page", result.index)):
         if path:
@@ -518,17 +616,22 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
 @click.argument("parts", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The merged gradebook: .json (exactly what an unsharded run writes) or .csv.")
-def merge_command(parts, output):
+@rubric_options
+@lms_options
+def merge_command(parts, output, weights, rubric, overrides, canvas, canvas_assignment):
     """Merge the partial gradebooks of `grade batch --shard I/N` (every shard 1..N, once each).
 
+    The parts' weights and overrides are applied again; --weights, --rubric or --overrides replace them.
     Batch caches among PARTS (part_I.cache.json, which part_*.json also matches) are skipped and named.
+
     Exit codes: 0 merged · 2 usage error (a missing, repeated or mismatched shard, a file that is not a part).
     """
     from grader.instructor import UsageError
     from grader.instructor.merge import merge_gradebooks
 
     try:
-        merged = merge_gradebooks(parts=list(parts), output=output)
+        merged = merge_gradebooks(parts=list(parts), output=output, weights=weights, rubric=rubric,
+                                  overrides=overrides, canvas=canvas, assignment=canvas_assignment)
     except UsageError as exc:
         fail(str(exc))
     if merged.skipped:
@@ -537,6 +640,8 @@ def merge_command(parts, output):
         names = ", ".join(clean(str(p), 200) for p in merged.skipped)
         click.echo(f"grade: skipped {len(merged.skipped)} batch cache{'s' if len(merged.skipped) != 1 else ''} "
                    f"(not partial gradebooks): {names}", err=True)
+    for problem in merged.unapplied:
+        click.echo(f"grade: {problem}", err=True)
     click.echo(f"Merged {merged.shards} shard{'s' if merged.shards != 1 else ''} "
                f"({len(merged.rows)} submissions) into {output}.")
 

@@ -12,7 +12,7 @@ import ast
 import inspect
 from pathlib import Path
 
-from grader.catalog import CATEGORIES, CatalogError, read_catalog
+from grader.catalog import CatalogError, read_catalog
 from grader.pack import Pack, PackError, load_module
 
 CHECK_PARAMETERS = ("kit", "ex", "init")  # what test_own_check (grader/suites/test_exercise_module.py) passes
@@ -43,7 +43,7 @@ def metadata_problems(pack: Pack):
         if len(ex.hints) < 3:
             problems.append(f"{where}: hints: {len(ex.hints)} hint(s), at least 3 expected")
         if ex.module_path is not None:
-            problems += module_problems(ex, where)
+            problems += module_problems(ex, where, catalog.categories)
     return catalog, problems
 
 
@@ -67,7 +67,7 @@ def shared_modules(checks: Path, named: set[str]) -> set[str]:
     return found
 
 
-def module_problems(ex, where: str) -> list[str]:
+def module_problems(ex, where: str, categories: tuple[str, ...]) -> list[str]:
     from grader.diagnosis.diagnoses import known
 
     try:
@@ -86,8 +86,9 @@ def module_problems(ex, where: str) -> list[str]:
                                 f"{', '.join(CHECK_PARAMETERS)}")
                 continue
             marks = [m for m in getattr(fn, "pytestmark", []) if m.name == "check"]
-            if not marks or marks[0].args[0] not in CATEGORIES:
-                problems.append(f"{ex.module_path}: {name}: needs @check(category) with one of {', '.join(CATEGORIES)}")
+            if not marks or marks[0].args[0] not in categories:
+                problems.append(f"{ex.module_path}: {name}: needs @check(category) with one of {', '.join(categories)} "
+                                "(a pack declares its own categories in info.toml's [points])")
                 continue
             declared = marks[0].kwargs.get("evidence") or {}
             ids = [declared] if isinstance(declared, str) else list(declared.values())

@@ -23,25 +23,110 @@ def environment() -> jinja2.Environment:
 
 
 def verdict_text(v: Verdict, *, path: str, path_arg: str = "", verbose: bool = False, limit: int = 6,
-                 watching: bool = False) -> str:
-    """Rich-markup text for one verdict; repeated identical messages are folded unless verbose."""
+                 watching: bool = False, upcoming=None) -> str:
+    """Rich-markup text for one verdict: the named cause first with the failures it explains under it, then the
+    failures it does not explain; repeated identical messages are folded unless verbose.
+    upcoming: the exercise to do next (Workspace.next_exercise); without it, the one after in the catalog."""
     catalog = load_catalog()
     ex = catalog.get(v.exercise)
     failures = v.failures()
-    # separate problems first; the failures the first diagnosis explains are its consequences: two as examples
+    explained = [t for t in failures if t.explained_by is not None]
     separate = [t for t in failures if t.explained_by is None]
-    following = [t for t in failures if t.explained_by is not None]
+    examples = _distinct(explained, 10**6 if verbose else 2)
+    also = _distinct(separate, 10**6 if verbose else limit)
+    line = verdict_line(v)
+    return environment().get_template("verdict.term.j2").render(
+        v=v, failures=failures, explained=explained, examples=examples, also=also,
+        more_explained=len(explained) - len(examples), more_also=len(separate) - len(also), verbose=verbose,
+        diagnosis=v.diagnoses[0] if v.diagnoses else None, hints=ex.hints, next=upcoming or catalog.next_after(ex),
+        path=path, path_arg=path_arg, watching=watching, where=lambda n: where(v, n), line=line, excerpt=excerpt(v, line))
+
+
+def verdict_line(v: Verdict) -> int | None:
+    """The line a failing verdict shows: the localization's, else where a failure the cause explains (or any,
+    without one) happened."""
+    failures = v.failures()
+    explained = [t for t in failures if t.explained_by is not None]
+    return (v.localization or {}).get("line") or next((t.line for t in explained or failures if t.line), None)
+
+
+def _distinct(tests: list, limit: int) -> list:
+    """At most limit tests, one per message."""
     shown, seen = [], set()
-    for t in separate + following[:2]:
-        if verbose or (t.message not in seen and len(shown) < limit):
+    for t in tests:
+        if t.message not in seen and len(shown) < limit:
             shown.append(t)
             seen.add(t.message)
-    consequences = 0 if verbose else sum(t not in shown for t in following)
-    return environment().get_template("verdict.term.j2").render(
-        v=v, failures=failures, shown=shown, consequences=consequences,
-        hidden=len(failures) - len(shown) - consequences, verbose=verbose,
-        diagnosis=v.diagnoses[0] if v.diagnoses else None, hints=ex.hints, next=catalog.next_after(ex),
-        path=path, path_arg=path_arg, watching=watching)
+    return shown
+
+
+def where(v: Verdict, line: int) -> str:
+    """"line 12", or "cell 3, line 4" when the verdict is about a notebook."""
+    return v.source.where(line) if v.source is not None else f"line {line}"
+
+
+def excerpt(v: Verdict, line: int | None, width: int = 72) -> list[str]:
+    """The source line with a marker under it, as pytest and rustc show it: `  26 |     scores = q @ k.T` then
+    `     |              ^^^^^` under what the statement computes (else the whole line). The line is the
+    submission's: control characters and escapes are removed, and it is rich-escaped by the template."""
+    from grader.sandbox.textsafe import clean
+    from grader.source import span
+
+    text = getattr(v.source, "text", "")
+    lines = text.splitlines()
+    if not isinstance(line, int) or not 1 <= line <= len(lines):
+        return []
+    raw = lines[line - 1]
+    cols = span(text, line)
+    if cols is None:
+        body = raw.lstrip()
+        cols = (len(raw) - len(body), len(raw.rstrip()))
+    start, end = cols
+
+    def shown(part: str) -> str:
+        return clean(part).expandtabs(4)
+
+    before, marked = shown(raw[:start]), shown(raw[start:end]) or " "
+    code = (before + marked + shown(raw[end:])).rstrip()
+    if cell_len(code) > width:
+        code = code[: width - 1] + "…"
+    cell = v.source.cell_of(line) if v.source is not None else None
+    number = str(cell[1] if cell else line)
+    pad = max(0, min(cell_len(before), width - 1))
+    carets = "^" * max(1, min(cell_len(marked), width - pad))
+    return [f"{number} | {code}", f"{' ' * len(number)} | {' ' * pad}{carets}"]
+
+
+def shown_failures(v: Verdict, *, limit: int = 6) -> tuple[list, int, int]:
+    """For a short view (watch): at most limit failing tests, two the first diagnosis explains, then those it does
+    not; how many it explains that are not shown, and how many others are not shown."""
+    failures = v.failures()
+    explained = [t for t in failures if t.explained_by is not None]
+    separate = [t for t in failures if t.explained_by is None]
+    shown = (_distinct(explained, 2) + _distinct(separate, limit))[:limit]
+    consequences = sum(t not in shown for t in explained)
+    return shown, consequences, len(failures) - len(shown) - consequences
+
+
+STATUS_STYLE = {"passed": "[green]✓ passed[/]", "passed, failing now": "[yellow]✓ passed (failing now)[/]",
+                "in progress": "[yellow]in progress[/]", "not started": "not started"}
+
+
+def progress_table(ws, catalog, *, current=None):
+    """The exercises with their titles and the workspace's status of each (`grade list`, and `l` in watch, which
+    marks the exercise it watches with ▸); ws None: no status."""
+    from rich.table import Table
+
+    table = Table(*([""] if current else []), "#", "slug", "title", "status", box=None, pad_edge=False)
+    for ex in catalog.exercises:
+        mark = ["[bold]▸[/]" if ex.number == current.number else ""] if current else []
+        table.add_row(*mark, str(ex.number), ex.slug, escape(ex.title), "-" if ws is None else STATUS_STYLE[ws.status(ex)])
+    return table
+
+
+def watch_parts():
+    """The macros of templates/watch.term.j2 that make up watch's screen (status, verdict, prompt, keys...)."""
+    return environment().get_template("watch.term.j2").module
 
 
 def hint_text(ex, level: int) -> str:

@@ -28,6 +28,8 @@ class TestResult:
     init: dict | None = None  # the constructor arguments of a parametrized check (not in to_json)
     own: bool = False  # a check of the exercise's own module, not a generic one (not in to_json)
     explained_by: str | None = None  # the diagnosis this failure follows from (shown as its consequence)
+    cell: int | None = None  # in a notebook: the cell of line, and the line within that cell (counted from 1)
+    cell_line: int | None = None
     repro: dict | None = None  # how to reproduce a failed check: {"init", "inputs", "call", "seed", ...} (grade --repro)
 
     @property
@@ -61,6 +63,7 @@ class Verdict:
     localization: dict | None = None  # {"line", "stage", "matched_through", "evidence"} for a failing verdict (feedback only)
     provenance: dict = field(default_factory=dict)  # what produced it (grader/provenance.py)
     sandbox: list[str] = field(default_factory=list)  # what the worker's isolation gave up (a CUDA grade, a weak tier)
+    source: object = None  # the graded text, a grader.source.Source (for the views; not in to_json)
 
     @property
     def credited(self) -> bool:
@@ -93,7 +96,8 @@ class Verdict:
             "state": self.state,
             "tests": [
                 {"name": t.name, "category": t.category, "status": t.status.value, "message": t.message,
-                 "points": t.points, "score": t.score if self.credited else 0, "line": t.line, "code": t.code,
+                 "points": t.points, "score": t.score if self.credited else 0, "line": t.line,
+                 "cell": t.cell, "cell_line": t.cell_line, "code": t.code,
                  "explained_by": t.explained_by, "repro": t.repro}
                 for t in self.tests
             ],

@@ -21,13 +21,12 @@ from grader.sandbox import Limits, Sandbox, SubmissionError, WorkerGone
 from grader.sandbox.isolation import WeakSandbox, given_up, gpu_devices, refusal
 from grader.sandbox.cputime import run_state
 from grader.sandbox.zygote import Zygote
-from grader.source import Unreadable, is_blank, read_submission
+from grader.source import Source, Unreadable, is_blank, read_source
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 UNUSED_PLUGINS = ("cacheprovider", "randomly", "xdist", "timeout", "unraisableexception", "threadexception",
                   "logging", "faulthandler", "warnings", "doctest", "junitxml", "pastebin", "stepwise", "legacypath")
 PYTEST_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")  # read by pytest.main: unset for the hidden suite's run
-CATEGORY_ORDER = ["policy", "api", "shape", "numerics", "masking", "dropout", "device"]
 
 
 class InternalError(Exception):
@@ -63,7 +62,7 @@ def _message(exc: BaseException) -> tuple[Status, str, int | None]:
         text = f"your code raised {exc.type}{where}: {exc.message}" if exc.message else f"your code raised {exc.type}{where}"
         return Status.ERROR, text, exc.line
     if isinstance(exc, WorkerGone):
-        return (Status.TIMEOUT if exc.reason == "timeout" else Status.ERROR), exc.detail, None
+        return (Status.TIMEOUT if exc.reason == "timeout" else Status.ERROR), exc.detail, exc.line
     return Status.ERROR, f"internal grader error: {type(exc).__name__}: {exc}", None
 
 
@@ -80,10 +79,11 @@ def _evidence(declared, code: str) -> tuple[str, ...]:
 class Collector:
     """pytest plugin: keeps the tests this exercise needs and records each outcome as a TestResult."""
 
-    def __init__(self, harness, features: set[str], points: dict):
+    def __init__(self, harness, features: set[str], catalog):
         self.harness = harness
         self.features = features
-        self.points = points
+        self.points = catalog.points
+        self.categories = catalog.categories
         self.results: list[TestResult] = []
         self.internal: list[str] = []
         self.pack_faults: list[str] = []  # errors in a pack's own check code (grader/pack.py pack_fault)
@@ -103,7 +103,13 @@ class Collector:
         for item in items:
             needs = set().union(*(m.args for m in item.iter_markers("needs")))
             (keep if needs <= self.features else drop).append(item)
-        keep.sort(key=lambda it: CATEGORY_ORDER.index(it.get_closest_marker("check").args[0]))
+        for item in keep:
+            category = item.get_closest_marker("check").args[0]
+            if category not in self.categories:
+                self.pack_faults.append(f"{item.path.name}: {item.name}: @check({category!r}): no such category; "
+                                        "declare it in info.toml's [points]")
+        keep.sort(key=lambda it: self.categories.index(it.get_closest_marker("check").args[0])
+                  if it.get_closest_marker("check").args[0] in self.categories else len(self.categories))
         for item in keep:
             mark = item.get_closest_marker("check")
             params = item.callspec.params if hasattr(item, "callspec") else {}
@@ -191,7 +197,7 @@ def _pytest(collector: Collector, *extra: str) -> tuple[int, str]:
 
 
 def run_suite(harness, ex: Exercise, device: str) -> Collector:
-    collector = Collector(harness, _features(ex, device), load_catalog(ex.pack).points)
+    collector = Collector(harness, _features(ex, device), load_catalog(ex.pack))
     from grader.harness import PRECISION_NOTES  # imports torch
 
     notes = []
@@ -213,7 +219,7 @@ def run_suite(harness, ex: Exercise, device: str) -> Collector:
 def max_score(ex: Exercise, device: str = "cpu") -> int:
     """The most a file can score on ex: the points of the checks a grade runs, found by collecting them
     (nothing runs, no worker starts). Equal to any verdict's max_score for ex on that device."""
-    collector = Collector(SimpleNamespace(exercise=ex), _features(ex, device), load_catalog(ex.pack).points)
+    collector = Collector(SimpleNamespace(exercise=ex), _features(ex, device), load_catalog(ex.pack))
     code, output = _pytest(collector, "--collect-only")
     if code != pytest.ExitCode.OK or not collector.planned:
         raise InternalError(f"the hidden suite could not be collected (pytest exit {int(code)}): {output[-800:]}")
@@ -317,6 +323,22 @@ def _tier(sandbox: Sandbox | None) -> str:
     return tier(sandbox.state)
 
 
+def place_lines(verdict: Verdict, source: Source) -> None:
+    """Keep the graded text with the verdict (for the views) and, for a notebook, say cell and line wherever a
+    line is reported: the tests' and the localization's `cell`, `cell_line` and every "line N" of the texts."""
+    verdict.source = source
+    for t in verdict.tests:
+        t.cell, t.cell_line = source.cell_of(t.line) or (None, None)
+        t.message = source.places(t.message)
+    for d in verdict.diagnoses:
+        d.evidence = [source.places(e) for e in d.evidence]
+    loc = verdict.localization
+    if loc is not None:
+        cell, cell_line = source.cell_of(loc.get("line")) or (None, None)
+        verdict.localization = {**loc, "evidence": source.places(str(loc.get("evidence", ""))), "cell": cell,
+                                "cell_line": cell_line}
+
+
 def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits = Limits(),
           warm: bool | None = None, capture_attention: bool = False, policy_file: Path | None = None,
           allow_weak_sandbox: bool = False) -> Verdict:
@@ -339,9 +361,10 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
     limits = dataclasses.replace(limits, device="cuda" if device == "cuda" else "cpu", hidden=ex.pack.hidden)
     blocked, violations, syntax, unreadable = None, [], None, None
     try:
-        source = read_submission(path)
+        text = read_source(path)
     except Unreadable as exc:
-        source, unreadable = "", str(exc)
+        text, unreadable = Source(""), str(exc)
+    source = text.text
     try:
         violations = policy.check(source, policy=policy.load_policy(policy_file), forbidden=ex.forbidden)
     except SyntaxError as exc:
@@ -410,6 +433,7 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
     if sandbox is not None:
         verdict.output = verdict_output
         verdict.sandbox = given_up(sandbox.state)
+    place_lines(verdict, text)
     verdict.provenance = provenance.record(pack=ex.pack, text=source, limits=limits, device=verdict.device,
                                            tier=_tier(sandbox))
     verdict.duration_s = time.perf_counter() - started

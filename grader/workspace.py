@@ -66,6 +66,12 @@ class Workspace:
             return last
         return next((e for e in catalog.exercises if e.number not in self.passed), last or catalog.exercises[0])
 
+    def next_exercise(self, catalog: Catalog, after: Exercise) -> Exercise | None:
+        """The first exercise not passed after `after`, else the first not passed before it; None when every
+        exercise is passed. What watch's n goes to and a passing `grade exercise` names as next."""
+        pending = [e for e in catalog.exercises if e.number not in self.passed and e.number != after.number]
+        return next((e for e in pending if e.number > after.number), pending[0] if pending else None)
+
     def owns(self, path: Path, ex: Exercise) -> bool:
         """Whether path is this workspace's file for ex (only then does grading it count as progress)."""
         return Path(path).resolve() == self.file_for(ex).resolve()

@@ -61,6 +61,19 @@ def write(tmp_path):
     return _write
 
 
+# `python -m pytest -m fast`: the edit loop's subset (well under a minute on two cores): modules that start no
+# worker, or a handful; every other module runs in the full suite only.
+FAST_MODULES = ("test_architecture", "test_schema", "test_textsafe", "test_variants", "test_localize", "test_layers",
+                "test_suite_names", "test_hint_follows_diagnosis", "test_pack", "test_learner_cli", "test_one_text",
+                "test_policy", "test_language_subset", "test_similarity", "test_gradebook")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.stem in FAST_MODULES:
+            item.add_marker(pytest.mark.fast)
+
+
 CORPUS_TESTS = ("test_diagnosis", "test_unseen_corpus")
 CORPUS_ID = re.compile(r"::test_\w+\[(\d\d)/")
 

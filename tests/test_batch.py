@@ -15,6 +15,7 @@ from grader.instructor import UsageError, select_exercises
 from grader.instructor.batch import Row, gradebook_json, report_name, run_batch, run_pool
 from grader.instructor.merge import merge, merge_gradebooks
 from grader.instructor.submissions import MAX_FILE_BYTES, MAX_ZIP_ENTRIES, discover, open_submission
+from grader.source import read_source
 from tests.conftest import COMMAND, CORPUS, grade_here, run_grade
 
 EX1, EX3 = load_catalog().get(1), load_catalog().get(3)
@@ -234,7 +235,9 @@ def test_near_misses_notebooks_and_one_student_paths(tmp_path):
     (sub / "02_scaled_dot_product.ipynb").write_text(_notebook("def f():\n    return 2\n"))
     (sub / "03_causal_attention.ipynb").write_text("not json")
     found = open_submission(sub, "eve", tmp_path / "scratch", exercises)
-    assert found.files[2].read_text() == "# %matplotlib inline\n\ndef f():\n    return 2\n" and found.files[2].parent == tmp_path / "scratch"
+    notebook = read_source(found.files[2])  # graded as a notebook, by the reader `grade exercise` uses
+    assert notebook.text == "# %matplotlib inline\n\n\ndef f():\n    return 2\n" and found.files[2].parent == tmp_path / "scratch"
+    assert notebook.where(1) == "cell 2, line 1" and notebook.where(4) == "cell 3, line 1"  # Markdown counts too
     assert "not a readable notebook" in found.rejected[3]
     with pytest.raises(UsageError, match="looks like one submission"):  # `grade batch subs/eve`
         run_batch(submissions_dir=sub, exercises="1-3", progress=False)

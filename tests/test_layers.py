@@ -20,8 +20,9 @@ LAYERS = [
     (2, ("grader.harness", "grader.probes", "grader.sandbox.selfcheck", "grader.sandbox.__main__")),
     (3, ("grader.suites", "grader.diagnosis", "grader.checks")),
     (4, ("grader.runner",)),
-    (5, ("grader.devcheck", "grader.cli", "grader.watch", "grader.workspace", "grader.render", "grader.explain",
-         "grader.instructor", "grader.__main__")),
+    (5, ("grader.devcheck", "grader.cli", "grader.watch", "grader.screen", "grader.workspace", "grader.render",
+         "grader.explain", "grader.instructor", "grader.__main__",
+         "grader.htmlview", "grader.learner_report", "grader.diffview", "grader.notebook")),
 ]
 
 
@@ -62,25 +63,51 @@ def edges() -> dict[str, set[str]]:
     return graph
 
 
+# IPython's entry point: `%load_ext grader` calls grader.load_ipython_extension, which loads the notebook magic
+EXTENSION = {("grader", "grader.notebook")}
+
+
+def upward(graph: dict[str, set[str]]) -> list[str]:
+    return [f"{a} -> {b}" for a, targets in graph.items() for b in targets
+            if layer(b) > layer(a) and (a, b) not in EXTENSION]
+
+
 def test_layers_point_down():
-    upward = [f"{a} -> {b}" for a, targets in edges().items() for b in targets if layer(b) > layer(a)]
-    assert not upward, upward
+    assert not upward(edges()), upward(edges())
 
 
 # `python -m grader.sandbox` checks that the current pack is hidden from workers: it alone may find the pack
 SELF_CHECK = {("grader.sandbox.selfcheck", "grader.pack")}
 
 
+def crossings(graph: dict[str, set[str]]) -> list[str]:
+    return [f"{a} -> {b}" for a, targets in graph.items() for b in targets
+            if (a.startswith("grader.sandbox") and not b.startswith("grader.sandbox") and (a, b) not in SELF_CHECK)
+            or (a.startswith("grader.diagnosis") and b.startswith("grader.suites"))]
+
+
 def test_sandbox_is_a_leaf_and_diagnosis_stays_out_of_the_suites():
-    bad = [f"{a} -> {b}" for a, targets in edges().items() for b in targets
-           if (a.startswith("grader.sandbox") and not b.startswith("grader.sandbox") and (a, b) not in SELF_CHECK)
-           or (a.startswith("grader.diagnosis") and b.startswith("grader.suites"))]
-    assert not bad, bad
+    assert not crossings(edges()), crossings(edges())
+
+
+def by_name(graph: dict[str, set[str]]) -> list[str]:
+    return [f"{a} -> {b}" for a, targets in graph.items() for b in targets if b.startswith("grader.checks")]
 
 
 def test_no_exercise_module_imported_by_name():
-    bad = [f"{a} -> {b}" for a, targets in edges().items() for b in targets if b.startswith("grader.checks")]
-    assert not bad, bad
+    assert not by_name(edges()), by_name(edges())
+
+
+def test_each_guard_fires_on_a_graph_that_breaks_it():
+    """The rules above are only worth something if they can fail: each one on an edge it forbids."""
+    assert upward({"grader.harness": {"grader.runner", "grader.sandbox"}}) == ["grader.harness -> grader.runner"]
+    assert upward({"grader": {"grader.notebook", "grader.cli"}}) == ["grader -> grader.cli"]  # one edge excepted
+    assert crossings({"grader.sandbox.worker": {"grader.policy"}}) == ["grader.sandbox.worker -> grader.policy"]
+    assert crossings({"grader.diagnosis.x": {"grader.suites.conftest"}})
+    assert by_name({"grader.runner": {"grader.checks.ex06_gpt2_attention"}})
+    assert _cycles({"a": {"b"}, "b": {"a"}}) == [["a", "b"]]
+    with pytest.raises(AssertionError, match="no layer"):
+        layer("grader_elsewhere")
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:

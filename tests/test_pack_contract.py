@@ -286,3 +286,35 @@ def test_the_guide_documents_every_key_the_loader_accepts():
 
 def test_the_readme_links_the_guide():
     assert "(docs/pack-authors.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+# -- point categories ---------------------------------------------------------------------------------------
+def test_a_pack_declares_its_own_point_category(tmp_path):
+    """A key of [points] that is not one of the kit's categories is the pack's own: its checks may use it and
+    are worth what it says; a check naming a category nobody declared is the pack's error (exit 2)."""
+    from grader.runner import max_score
+
+    pack = copy_pack(ALIBI, tmp_path)
+    edit(pack.info, "device = 1\n", "device = 1\nslopes = 5\n")
+    edit(pack.checks / "ex13_alibi.py", '@check("numerics")', '@check("slopes")')
+    catalog = read_catalog(pack)
+    assert catalog.categories[-1] == "slopes"
+    before = max_score(load_catalog(ALIBI).get(13))
+    assert max_score(catalog.get(13)) == before - 2 + 5
+    proc = run_grade("dev", "check", "--pack", pack.root, "--no-corpus")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    edit(pack.info, "slopes = 5\n", "")
+    proc = run_grade("exercise", "13", pack.solutions / "13_alibi.py", "--pack", pack.root)
+    assert proc.returncode == 2 and "@check('slopes'): no such category" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("points, message", [('"Window" = 1', "a category of its own is a lower-case name"),
+                                             ("masking = -1", "not a whole number of points"),
+                                             ('masking = "2"', "not a whole number of points")])
+def test_bad_point_categories_are_refused_at_load(tmp_path, points, message):
+    pack = copy_pack(ALIBI, tmp_path)
+    edit(pack.info, "masking = 2\n", points + "\n")
+    with pytest.raises(CatalogError, match=message):
+        read_catalog(pack)

@@ -164,6 +164,26 @@ def test_cohort_page_puts_what_needs_attention_first_and_counts_every_mistake():
     assert html.count("<tr data-search=") == len(rows)
 
 
+def test_cohort_page_shows_the_course_points_notes_and_who_handed_nothing_in():
+    """With the gradebook's weights and overrides, notes and roster: what the course gives, what was noticed."""
+    from grader.instructor.cohort import cohort_page, grid, needs_attention
+    from grader.instructor.grading import ExerciseResult
+    from grader.instructor.rubric import Mark, Override
+
+    done = Row("ida", "d", [ExerciseResult(1, "s1", "failed", 12, 24, ["no_scaling"]),
+                            ExerciseResult(2, "s2", "passed", 17, 17)], notes=["a .py and an .ipynb for exercise 1"])
+    done.marks = {1: Mark(7.5, 10, 5.0, Override("ida", 1, None, 2.5, "late fix accepted")), 2: Mark(20, 20, 20)}
+    absent = Row("joe", "", [ExerciseResult(n, f"s{n}", "missing", 0, 10, note="no submission") for n in (1, 2)],
+                 problem="in the roster, but no submission was found")
+    groups = {g["kind"]: [(i["name"], i["detail"]) for i in g["entries"]] for g in needs_attention([done, absent])}
+    assert groups == {"absent": [("joe", "in the roster, but no submission was found")],
+                      "ambiguous": [("ida", "a .py and an .ipynb for exercise 1")]}
+    ida = grid([done], [1, 2])[0]
+    assert (ida["total"], ida["max_total"], ida["percent"]) == ("27.5", "30", 92)
+    assert ida["cells"][0]["score"] == "7.5" and "changed by hand: late fix accepted" in ida["cells"][0]["hover"]
+    assert "median 27.5/30 points" in cohort_page([done], [1, 2])
+
+
 def _grid(html: str) -> list[list[tuple[str, str, str]]]:
     body = html[html.index("<tbody>"):html.index("</tbody>")]
     return [re.findall(r'<td data-col="(\w+)" data-v="([^"]*)"[^>]*?(?: title="([^"]*)")?>', tr)

@@ -1,4 +1,7 @@
-"""grade watch, end to end in a pseudo-terminal: a wrong save shows the diagnosis, a right one passes and moves on."""
+"""grade watch, end to end in a pseudo-terminal: a wrong save shows the diagnosis, a right one passes and moves on.
+
+Each test starts the real CLI and grades in it (seconds each): they run from .ci/run with ATTENTION_KIT_WATCH_TESTS=1.
+"""
 import fcntl
 import os
 import pty
@@ -6,11 +9,15 @@ import re
 import select
 import shutil
 import signal
+import struct
 import subprocess
 import termios
 import time
 
 import pytest
+
+slow = pytest.mark.skipif(not os.environ.get("ATTENTION_KIT_WATCH_TESTS"),
+                                reason="real watch sessions in a pty take seconds each: .ci/run sets ATTENTION_KIT_WATCH_TESTS=1")
 
 from grader.catalog import load_catalog
 from tests.conftest import COMMAND, CORPUS, run_grade
@@ -26,28 +33,60 @@ def _controlling_tty():
 
 
 class Terminal:
-    def __init__(self, args, cwd):
+    """The grader in a pty of a given size, its output also fed to a terminal emulator (pyte) whose screen the
+    tests read as a person sees it; the emulator's history holds every line that scrolled off the top."""
+
+    def __init__(self, args, cwd, columns=80, rows=24):
+        import pyte
+
         self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
         # PYTHONFAULTHANDLER: should the grader ever hang, SIGABRT makes it print every thread's stack (see exit_code)
-        env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40", "PYTHONFAULTHANDLER": "1"}
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+        env.update(TERM="xterm-256color", PYTHONFAULTHANDLER="1")
         self.proc = subprocess.Popen(args, cwd=cwd, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True,
                                      start_new_session=True, preexec_fn=_controlling_tty)
         os.close(slave)
         self.text = ""
         self.raw = ""
+        self.screen = pyte.HistoryScreen(columns, rows, history=1000)
+        self.stream = pyte.Stream(self.screen)
+
+    def display(self) -> list[str]:
+        return [line.rstrip() for line in self.screen.display]
+
+    def on_screen(self, pattern: str, timeout: float = 30.0) -> list[str]:
+        """Wait until pattern is on the emulated screen (not merely somewhere in the output)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if pattern in "\n".join(self.display()):
+                return self.display()
+            self.read(0.1)
+        raise AssertionError(f"{pattern!r} never on the screen; it shows:\n" + "\n".join(self.display()))
+
+    def resize(self, columns: int, rows: int) -> None:
+        fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))  # the kernel sends SIGWINCH
+        self.screen.resize(rows, columns)
+
+    def read(self, wait: float) -> bool:
+        if not select.select([self.master], [], [], wait)[0]:
+            return True
+        try:
+            chunk = os.read(self.master, 65536).decode(errors="replace")
+        except OSError:
+            return False
+        self.raw += chunk
+        self.text += ANSI.sub("", chunk)
+        self.stream.feed(chunk)
+        return True
 
     def wait_for(self, pattern: str, timeout: float = 30.0) -> str:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if pattern in self.text:
                 return self.text
-            if select.select([self.master], [], [], 0.1)[0]:
-                try:
-                    chunk = os.read(self.master, 65536).decode(errors="replace")
-                    self.raw += chunk
-                    self.text += ANSI.sub("", chunk)
-                except OSError:
-                    break
+            if not self.read(0.1):
+                break
         raise AssertionError(f"{pattern!r} never appeared; screen so far:\n{self.text[-2000:]}")
 
     def press(self, key: str) -> None:
@@ -82,55 +121,74 @@ def workspace(tmp_path):
 LOOP = "import torch\n\n\ndef scaled_dot_product_attention(query, key, value, mask=None):\n    while True:\n        pass\n"
 
 
-def test_watch_grades_each_save_and_moves_on(workspace):
-    term = Terminal([*COMMAND, "watch"], cwd=workspace)
-    target = workspace / "exercises" / "01_self_attention.py"
+@slow
+def test_watch_is_one_screen_at_80x24_where_every_key_works(workspace):
+    state = workspace / ".attention-kit.json"
+    state.write_text(state.read_text().replace('"passed": []', '"passed": [4]'))  # n must skip a passed exercise
+    term = Terminal([*COMMAND, "watch", "3"], cwd=workspace)
+    target = workspace / "exercises" / "03_causal_attention.py"
     try:
-        term.wait_for("grading exercise 1", timeout=60)  # the grading state is visible
-        term.wait_for("not started yet", timeout=60)
-        term.wait_for("q quit")
-        term.text = ""
-        shutil.copyfile(CORPUS / "01" / "no_scaling.py", target)
-        term.wait_for("(no_scaling)")
-        term.text = ""
-        shutil.copyfile(load_catalog().get(1).solution_path, target)
-        term.wait_for("Exercise 1 · self_attention passed")
-        term.wait_for("Press any key for exercise 2")  # a pass stays on screen until a key
-        time.sleep(1.0)
-        assert "exercise 2/" not in term.text
-        term.press(" ")
-        term.wait_for(f"exercise 2/{len(load_catalog().exercises)}")  # moved on to the next exercise
-        term.wait_for("Hint 1/3:")  # shown by the not-started screen ...
-        term.press("h")
-        term.wait_for("Hint 2/3")  # ... so h goes on to the next one instead of repeating it
-        term.press("h")
-        term.wait_for("Hint 3/3")
+        term.on_screen("○ not started", timeout=90)
+        shutil.copyfile(CORPUS / "03" / "mask_inverted.py", target)
+        screen = term.on_screen("✗ failing")
+        assert screen[0].startswith("exercise 3/12 causal_attention · attempt 2 · ✗ failing")
+        assert screen[1].startswith("✗ Exercise 3 · Causal self-attention with dropout")  # the verdict's header ...
+        assert "(mask_inverted)" in "\n".join(screen[:6])  # ... and its diagnosis on the first screen
+        assert screen[-1].startswith("h hint  e explain  d details  l list  n next")
+        for key, shows in (("h", "Hint 2/3:"), ("l", "▸  3   causal_attention"), ("l", "(mask_inverted)"),
+                           ("d", "passed  policy"), ("j", "↑ 1 line above"), ("\x1b[B", "↑ 2 lines above"),
+                           ("z", "'z' does nothing here"), ("d", "(mask_inverted)")):
+            term.press(key)
+            screen = term.on_screen(shows)
+            assert len(screen) == 24 and screen[0].startswith("exercise 3/12") and screen[-1].startswith("h hint")
+        shutil.copyfile(load_catalog().get(3).solution_path, target)
+        term.on_screen("✓ passed")
+        assert "n or Enter: exercise 5 — Fix the naive multi-head attention" in term.on_screen("n or Enter")[-2]
+        for key, shows in (("h", "Hint 3/3:"), ("l", "✓ passed")):
+            term.press(key)  # none of them is taken for "any key": the exercise stays 3
+            screen = term.on_screen(shows)
+            assert screen[0].startswith("exercise 3/12")
+        term.press("e")
+        term.on_screen("Exercise 3: Causal self-attention")  # the explainers, in less
+        term.press("q")  # leaves the pager, back to watch, still on exercise 3
+        assert term.on_screen("n or Enter: exercise 5")[0].startswith("exercise 3/12")
+        term.resize(100, 30)
+        deadline = time.monotonic() + 10
+        while not term.display()[29].startswith("h hint") and time.monotonic() < deadline:
+            term.read(0.1)  # redrawn at the new size
+        screen = term.display()
+        assert len(screen) == 30 and screen[29].startswith("h hint") and screen[0].startswith("exercise 3/12")
+        assert not term.screen.history.top, "lines scrolled off the top: the screen grew"
+        term.press("\r")
+        term.on_screen("exercise 5/12 fix_multihead")
         term.press("q")
         assert term.exit_code(10) == 0
-        assert "progress is saved" in term.wait_for("progress is saved")
+        term.wait_for("progress is saved")
     finally:
         term.close()
-    assert '"passed": [\n    1\n  ]' in (workspace / ".attention-kit.json").read_text()
+    assert '"passed": [\n    3,\n    4\n  ]' in state.read_text()
 
 
+@slow
 def test_watch_honours_no_color_and_ctrl_c(workspace):
     (workspace / "exercises" / "02_scaled_dot_product.py").write_text(LOOP)
     env_cmd = ["env", "NO_COLOR=1", *COMMAND, "watch", "2", "--timeout", "600"]
     term = Terminal(env_cmd, cwd=workspace)
     try:
-        term.wait_for("grading exercise 2", timeout=60)
+        term.wait_for("Grading exercise 2", timeout=60)
         time.sleep(1.0)  # the submission is looping now
         term.press("\x03")  # Ctrl-C stops the running grade (and its worker) instead of waiting 600 s
         assert term.exit_code(20) == 0
         term.wait_for("progress is saved", timeout=5)
     finally:
         term.close()
-    assert "grading exercise 2" in term.text
+    assert "Grading exercise 2" in term.text
     params = {int(p) for sgr in re.findall(r"\x1b\[([0-9;]*)m", term.raw) for p in sgr.split(";") if p}
     colours = {p for p in params if 30 <= p <= 49 or 90 <= p <= 107}
     assert not colours, f"colour codes {sorted(colours)} despite NO_COLOR (bold is allowed)"
 
 
+@slow
 def test_watch_pages_explainers_and_q_stops_a_running_grade(workspace, tmp_path):
     pager = tmp_path / "pager.sh"
     pager.write_text("#!/bin/sh\necho PAGER-OPENED\ncat\n")
@@ -143,7 +201,7 @@ def test_watch_pages_explainers_and_q_stops_a_running_grade(workspace, tmp_path)
         term.wait_for("√d_k")
         term.text = ""
         (workspace / "exercises" / "02_scaled_dot_product.py").write_text(LOOP)
-        term.wait_for("grading exercise 2")
+        term.wait_for("⧗ grading…")
         time.sleep(1.0)
         term.press("q")
         assert term.exit_code(20) == 0  # not after the 600 s budget

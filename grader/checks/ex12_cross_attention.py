@@ -207,7 +207,8 @@ def cross_bugs(ex, init: dict) -> list[str]:
 # -- diagnosis ----------------------------------------------------------------------------------------------
 def diagnose(ex, kit, verdict) -> list:
     """Probes with and without a padding mask; shapes that only line up by accident are tried when the base case fails."""
-    found = [make("api_mismatch", t.message) for t in failed(verdict, "signature_mismatch", "construct_should_raise")]
+    found = [make("api_mismatch", t.message) for t in failed(verdict, "signature_mismatch")]
+    found += [make("heads_not_divisible", t.message) for t in failed(verdict, "construct_should_raise")]
     params_failed = failed(verdict, "parameter_names", "parameter_shapes")
     if params_failed:
         only_bias = bias_only(ex, kit) and not any(t.code == "parameter_shapes" for t in params_failed)

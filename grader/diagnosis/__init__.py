@@ -66,7 +66,7 @@ def rank(found: list[Diagnosis], verdict: Verdict) -> list[Diagnosis]:
     construct_only = {t.message for t in verdict.failures() if t.code == "construct_should_raise"}
 
     def secondary(d: Diagnosis) -> int:
-        if d.id == "api_mismatch" and d.evidence and set(d.evidence) <= construct_only:
+        if d.id == "heads_not_divisible" or (d.id == "api_mismatch" and d.evidence and set(d.evidence) <= construct_only):
             return 1
         return 2 if d.id in SYMPTOMS else 0
 
@@ -85,19 +85,34 @@ def named_by_localization(found: list[Diagnosis], cause: str, evidence: str) -> 
 
 
 GENERIC_CODES = ("value_mismatch", "non_finite", "future_weight", "future_token_leak", "diagonal_blocked", "check_failed",
-                 "shape_mismatch", "no_gradient")
+                 "shape_mismatch", "no_gradient", "dropout_misplaced")  # what differing from the reference looks like
 RAISED_CODES = ("raised_exception", "size_mismatch", "dtype_overflow", "view_noncontiguous")
+RAISED = ("runtime_error", "crash", "view_noncontiguous")
+
+
+def explained_codes(id: str) -> tuple[str, ...]:
+    """The failure codes a diagnosis accounts for when no other named mistake claims the failure: its catalog
+    entry's `explains`, else what a raised exception or a forward that differs from the reference produces."""
+    from grader.diagnosis.diagnoses import EXTRA, texts
+
+    declared = (EXTRA.get(id) or texts().get(id) or {}).get("explains")
+    if isinstance(declared, (list, tuple)):
+        return tuple(c for c in declared if isinstance(c, str))
+    return RAISED_CODES + ("worker_exit",) if id in RAISED else GENERIC_CODES
 
 
 def mark_consequences(verdict: Verdict) -> None:
-    """Set TestResult.explained_by on the failing tests that the first diagnosis already explains, so they are
-    shown as its consequences rather than as separate problems: the tests that declared themselves evidence for
-    it, and plain mismatches (or the same exception) that carry no evidence for another mistake."""
+    """Set TestResult.explained_by on the failing tests that the first diagnosis explains, so they are shown as
+    its consequences rather than as separate problems: the tests that declared themselves evidence for it, and
+    those whose failure code it accounts for (explained_codes) unless they are evidence for another mistake the
+    verdict names too. A check's declared evidence the diagnosis did not retain (a dropout check that compares
+    with the reference, failing because the mask is wrong) is no second problem."""
     if not verdict.diagnoses or verdict.diagnoses[0].id in SYMPTOMS + ("not_started",):
         return
     first = verdict.diagnoses[0].id
-    raised = first in ("runtime_error", "crash", "view_noncontiguous")
+    named = {d.id for d in verdict.diagnoses[1:]} - {first, "wrong_output"}
+    codes = explained_codes(first)
     for t in verdict.failures():
-        others = [e for e in t.evidence if e not in (first, "wrong_output")]
-        if first in t.evidence or (not others and t.code in (RAISED_CODES if raised else GENERIC_CODES)):
+        t.explained_by = None
+        if first in t.evidence or (t.code in codes and not named.intersection(t.evidence)):
             t.explained_by = first

@@ -146,7 +146,8 @@ def bias_only(ex, kit) -> bool:
 
 def api(ex, kit, verdict) -> tuple[list, bool]:
     """Contract diagnoses from the api checks; True when the parameters are too wrong to probe further."""
-    found = [make("api_mismatch", t.message) for t in failed(verdict, "signature_mismatch", "construct_should_raise")]
+    found = [make("api_mismatch", t.message) for t in failed(verdict, "signature_mismatch")]
+    found += [make("heads_not_divisible", t.message) for t in failed(verdict, "construct_should_raise")]
     params_failed = failed(verdict, "parameter_names", "parameter_shapes")
     if not params_failed:
         return found, False

@@ -27,10 +27,15 @@ from pathlib import Path
 from grader import __version__, provenance
 from grader.catalog import load_catalog
 from grader.instructor import UsageError, select_exercises
-from grader.instructor.grading import ExerciseResult, grade_submission
+from grader.instructor.anonymize import anonymize, pseudonym
+from grader.instructor.grading import ExerciseResult, grade_submission, max_points
+from grader.instructor.lms import canvas_csv
+from grader.instructor.roster import SHOWN, match
 from grader.instructor.outputs import OutputDir, OutputError
-from grader.instructor.gradebook import gradebook_doc, in_shard, produced_by_text
-from grader.instructor.submissions import discover, looks_like_one_submission, names_for, open_submission
+from grader.instructor.gradebook import gradebook_doc, in_shard, produced_by_text, row_notes, row_overrides
+from grader.instructor.rubric import Rubric, apply, fmt, load_rubric
+from grader.instructor.submissions import (discover, flat_groups, looks_like_one_submission, names_for, open_flat,
+                                           open_submission, shared_names)
 from grader.sandbox.limits import Limits
 
 CACHE_SCHEMA = 1
@@ -46,14 +51,27 @@ class Row:
     report: str = ""  # path of its HTML report
     cached: bool = False  # taken from the cache, not graded in this run
     duration_s: float = 0.0
+    marks: dict = field(default_factory=dict)  # exercise number -> rubric.Mark (weights, overrides); never cached
+    notes: list[str] = field(default_factory=list)  # what the grader noticed about the submission's files
+    person: dict | None = None  # the roster's entry ({} when a roster was given and has none)
 
     @property
     def total(self) -> int:
+        """The raw total: checks passed."""
         return sum(e.score for e in self.exercises)
 
     @property
     def max_total(self) -> int:
         return sum(e.max_score for e in self.exercises)
+
+    @property
+    def points(self) -> float:
+        """The total the course gives: weighted, overrides applied (the raw total before rubric.apply)."""
+        return round(sum(self.marks[e.number].points for e in self.exercises), 2) if self.marks else self.total
+
+    @property
+    def max_points(self) -> float:
+        return round(sum(self.marks[e.number].max_points for e in self.exercises), 2) if self.marks else self.max_total
 
     def to_dict(self) -> dict:
         return {"submission": self.submission, "total": self.total, "max_total": self.max_total,
@@ -164,32 +182,43 @@ def _cell(value) -> str:
 
 
 def gradebook_csv(rows: list[Row], numbers: list[int]) -> str:
-    """UTF-8 with a byte-order mark, so that Excel reads accented names right; rows by submission name."""
-    head = ["submission", "total", "max_total"]
+    """UTF-8 with a byte-order mark, so that Excel reads accented names right; rows by submission name.
+
+    total/max_total are the course's points (weights, overrides); exN_score/exN_max and raw_* the checks.
+    """
+    people = any(row.person is not None for row in rows)  # a roster was given: its columns follow the name
+    head = ["submission", *(SHOWN if people else ()), "total", "max_total"]
     for n in numbers:
-        head += [f"ex{n}_status", f"ex{n}_score", f"ex{n}_max", f"ex{n}_diagnoses"]
-    head += ["problem", "report", "produced_by"]
+        head += [f"ex{n}_status", f"ex{n}_score", f"ex{n}_max", f"ex{n}_diagnoses", f"ex{n}_points", f"ex{n}_max_points"]
+    head += ["raw_total", "raw_max_total", "overrides", "note", "problem", "report", "produced_by"]
     buf = io.StringIO()
     buf.write("\ufeff")
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(head)
     for row in sorted(rows, key=lambda r: r.submission):
         by_number = {e.number: e for e in row.exercises}
-        cells = [row.submission, row.total, row.max_total]
+        cells = [row.submission, *((row.person or {}).get(k, "") for k in (SHOWN if people else ())),
+                 fmt(row.points), fmt(row.max_points)]
         for n in numbers:
-            e = by_number[n]
-            cells += [e.status, e.score, e.max_score, " ".join(e.diagnoses[:3])]
-        cells += [row.problem, row.report, produced_by_text(row)]
+            e, mark = by_number[n], row.marks.get(n)
+            cells += [e.status, e.score, e.max_score, " ".join(e.diagnoses[:3]),
+                      fmt(mark.points if mark else e.score), fmt(mark.max_points if mark else e.max_score)]
+        cells += [row.total, row.max_total, "; ".join(row_overrides(row)), "; ".join(row_notes(row)), row.problem,
+                  row.report, produced_by_text(row)]
         writer.writerow([_cell(c) for c in cells])
     return buf.getvalue()
 
 
-def gradebook_json(rows: list[Row], numbers: list[int], shard: tuple[int, int] | None = None) -> str:
-    return json.dumps(gradebook_doc(rows, numbers, shard), indent=2, ensure_ascii=False) + "\n"
+def gradebook_json(rows: list[Row], numbers: list[int], shard: tuple[int, int] | None = None, rubric=None,
+                   unapplied: list[str] = ()) -> str:
+    return json.dumps(gradebook_doc(rows, numbers, shard, rubric, unapplied), indent=2, ensure_ascii=False) + "\n"
 
 
-def gradebook_text(rows: list[Row], numbers: list[int], name: str, shard: tuple[int, int] | None = None) -> str:
-    return gradebook_csv(rows, numbers) if name.lower().endswith(".csv") else gradebook_json(rows, numbers, shard)
+def gradebook_text(rows: list[Row], numbers: list[int], name: str, shard: tuple[int, int] | None = None,
+                   rubric=None, unapplied: list[str] = ()) -> str:
+    if name.lower().endswith(".csv"):
+        return gradebook_csv(rows, numbers)
+    return gradebook_json(rows, numbers, shard, rubric, unapplied)
 
 
 def cache_name(output: Path | None) -> str:
@@ -210,7 +239,7 @@ def load_cache(data: bytes | None) -> dict[str, dict]:
 def cache_text(rows: list[Row], previous: dict[str, dict]) -> str:
     keep = dict(previous)
     for row in rows:
-        if all(e.status != "error" for e in row.exercises):  # an internal failure is worth another try
+        if row.digest and all(e.status != "error" for e in row.exercises):  # an internal failure is worth another try
             keep[row.submission] = row.to_dict()
     return json.dumps({"schema": CACHE_SCHEMA, "rows": keep}, ensure_ascii=False)
 
@@ -232,7 +261,9 @@ class BatchResult:
     reports: list[Path] = field(default_factory=list)
     elapsed_s: float = 0.0
     index: Path | None = None  # the cohort page
-    problems: list[str] = field(default_factory=list)  # outputs that could not be written
+    problems: list[str] = field(default_factory=list)  # outputs that could not be written, overrides not applied
+    rubric: Rubric | None = None
+    unapplied: list[str] = field(default_factory=list)  # overrides naming no submission or exercise of the batch
 
 
 class Outputs:
@@ -277,10 +308,62 @@ def parse_shard(spec: str | None) -> tuple[int, int] | None:
     return int(index), int(count)
 
 
+def batch_rubric(*, exercises: str | None = None, weights: str | None = None, rubric: Path | None = None,
+                 overrides: Path | None = None) -> Rubric | None:
+    """The weights and overrides the options give, checked against the exercises graded (a UsageError if wrong)."""
+    course = load_rubric(weights=weights, rubric=rubric, overrides=overrides)
+    if course is not None:
+        course.check([ex.number for ex in select_exercises(exercises)])
+    return course
+
+
+def attach_roster(rows: list[Row], roster: dict, names: list[str], numbers: list[int]) -> list[Row]:
+    """Give each row its person (or a note); returns a row for each roster entry that no name matched."""
+    found, notes = match(names, roster)
+    for row in rows:
+        row.person = roster[found[row.submission]] if row.submission in found else {}
+        if row.submission in notes:
+            row.notes = row.notes + [notes[row.submission]]
+    catalog = load_catalog()
+    return [Row(key, "", [ExerciseResult(n, catalog.get(n).slug, "missing", 0, max_points(n), note="no submission")
+                          for n in numbers], problem="in the roster, but no submission was found", person=person)
+            for key, person in roster.items() if key not in found.values()]
+
+
+def check_canvas(canvas: Path | None, roster: dict | None, shard) -> None:
+    if canvas is None:
+        return
+    if canvas.suffix.lower() != ".csv":
+        raise UsageError(f"--canvas writes a CSV file, not {canvas.name!r}")
+    if roster is None:
+        raise UsageError("--canvas needs --roster: Canvas matches students by their Canvas or SIS IDs")
+    if shard is not None:
+        raise UsageError("--canvas is for the whole cohort: pass it to `grade merge`")
+
+
+def write_canvas(canvas: Path, rows: list[Row], assignment: str) -> list[str]:
+    """Canvas's import CSV; returns what went wrong or was left out, for stderr."""
+    text, left_out = canvas_csv(rows, assignment)
+    problems = [f"{name}: no Canvas, SIS or institution ID in the roster; left out of {canvas.name}" for name in left_out]
+    try:
+        with OutputDir(canvas.parent) as folder:
+            folder.write(canvas.name, text)
+    except (OutputError, OSError) as exc:
+        problems.append(f"could not write {canvas}: {exc}")
+    return problems
+
+
 def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = None, report_dir: Path | None = None,
               exercises: str | None = None, timeout: float = 30.0, progress: bool = True,
-              shard: tuple[int, int] | None = None) -> BatchResult:
+              shard: tuple[int, int] | None = None, course: Rubric | None = None, roster: dict | None = None,
+              canvas: Path | None = None, assignment: str = "attention-kit", key: bytes | None = None
+              ) -> BatchResult:
     """Grade every submission in submissions_dir (or one shard of them); write gradebook, cache, reports.
+
+    course (weights and overrides, from batch_rubric) is applied to every row, cached or not; roster
+    (roster.read_roster) adds each person's IDs, and a row for each person without a submission; canvas
+    gets Canvas's grade-import CSV, the total under the column assignment. With key (anonymize.load_key) every
+    submission is named by its pseudonym, before anything is graded, cached or written.
 
     Output folders are opened before grading; afterwards the gradebook and the cache are written
     first, then the reports and the cohort page, each on its own (one that fails loses nothing else).
@@ -293,31 +376,64 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
         raise UsageError(f"the gradebook must end in .csv or .json, not {output.name!r}")
     if shard is not None and (output is None or output.suffix.lower() != ".json"):
         raise UsageError("a shard writes a partial gradebook for `grade merge`: pass -o part_I.json")
+    check_canvas(canvas, roster, shard)
+    if key is not None and (roster is not None or canvas is not None):
+        raise UsageError("--anonymize is for blind review: run without it for the roster and the LMS export")
     selected = select_exercises(exercises)
     numbers = [ex.number for ex in selected]
+    if course is not None:
+        course.check(numbers)
     own = looks_like_one_submission(root, selected)
     if own is not None:
         raise UsageError(f"{root} looks like one submission (it holds {own}); pass the folder that holds "
                          f"every submission, one folder or .zip each")
     sources = discover(root)
-    if not sources:
-        raise UsageError(f"no submissions in {submissions_dir}: expected one folder or .zip per submission")
+    groups, strays = flat_groups(root, set(names_for(sources)))
+    if not sources and not groups:
+        raise UsageError(f"no submissions in {submissions_dir}: expected one folder or .zip per submission, or an "
+                         f"LMS download (lastfirst_userid_submissionid_file.py)")
     named = list(zip(sources, names_for(sources)))
+    elsewhere = set()
     if shard is not None:
+        elsewhere = {name for _, name in named if not in_shard(name, shard)} | \
+            {g.name for g in groups if not in_shard(g.name, shard)}
         named = [(src, name) for src, name in named if in_shard(name, shard)]
+        groups = [g for g in groups if in_shard(g.name, shard)]
     salt = json.dumps([cache_key(timeout), numbers])
     outputs = Outputs(output, report_dir)
     try:
         previous = outputs.cache()
         with tempfile.TemporaryDirectory(prefix="attention-kit-batch-") as scratch:
             subs = [open_submission(src, name, Path(scratch) / str(i), selected) for i, (src, name) in enumerate(named)]
+            shared = shared_names(sources)
+            for sub in subs:
+                sub.notes[:0] = [shared[sub.source]] if sub.source in shared else []
+            hidden = [[src.name, src.stem] for src, _ in named]
+            subs += [open_flat(g, root, Path(scratch) / f"flat-{i}", selected) for i, g in enumerate(groups)]
+            hidden += [[g.student, g.user] for g in groups]
+            if key is not None:
+                for sub, secrets in zip(subs, hidden):
+                    anonymize(sub, key, secrets)
+                elsewhere = {pseudonym(key, name) for name in elsewhere}
             rows, tasks = _grade(subs, previous, numbers, salt, jobs, timeout, progress)
             ordered = sorted(rows.values(), key=lambda r: r.submission)
+            by_name = {sub.name: sub for sub in subs}
+            for row in ordered:
+                row.notes = by_name[row.submission].notes
+            if roster is not None:
+                absent = attach_roster(ordered, roster, [sub.name for sub in subs] + sorted(elsewhere), numbers)
+                ordered = sorted(ordered + [r for r in absent if shard is None or in_shard(r.submission, shard)],
+                                 key=lambda r: r.submission)
             if outputs.report_dir is not None:
                 for row in ordered:
                     row.report = str(Path(report_dir) / report_name(row.submission))
-            result = BatchResult(ordered, len(tasks), len(subs) - len(tasks), output)
+            result = BatchResult(ordered, len(tasks), len(subs) - len(tasks), output, rubric=course)
+            result.problems += strays
+            result.unapplied = apply(course, ordered, numbers, elsewhere)
+            result.problems += result.unapplied
             _save(outputs, result, previous, numbers, shard)
+            if canvas is not None:
+                result.problems += write_canvas(canvas, ordered, assignment)
             if outputs.report_dir is not None:
                 _write_reports(result, {s.name: s for s in subs}, outputs, numbers, shard)
         if outputs.report_dir is not None and shard is None:
@@ -361,7 +477,7 @@ def _grade(subs, previous, numbers, salt, jobs, timeout, progress) -> tuple[dict
 def _save(outputs: Outputs, result: BatchResult, previous: dict, numbers: list[int], shard) -> None:
     """The gradebook, then the cache: both before any report."""
     if outputs.gradebook_dir is not None:
-        text = gradebook_text(result.rows, numbers, outputs.output.name, shard)
+        text = gradebook_text(result.rows, numbers, outputs.output.name, shard, result.rubric, result.unapplied)
         result.gradebook = _write(outputs.gradebook_dir, outputs.output.name, text, result.problems)
     if outputs.cache_dir is not None:
         _write(outputs.cache_dir, cache_name(outputs.output), cache_text(result.rows, previous), result.problems)
@@ -370,12 +486,13 @@ def _save(outputs: Outputs, result: BatchResult, previous: dict, numbers: list[i
 def _write_reports(result: BatchResult, subs: dict, outputs: Outputs, numbers: list[int], shard) -> None:
     """One report per row; one that cannot be rendered or written loses only itself (and its link)."""
     from grader.instructor.report import render_report
+    from grader.source import shown_source
 
     lost = []
     for row in result.rows:
-        sub = subs[row.submission]
+        files = subs[row.submission].files if row.submission in subs else {}  # none for a roster-only row
         try:
-            sources = {n: p.read_text(encoding="utf-8", errors="replace") for n, p in sub.files.items()}
+            sources = {n: shown_source(p) for n, p in files.items()}
             path = _write(outputs.report_dir, report_name(row.submission), render_report(row, sources),
                           result.problems)
         except Exception as exc:  # a report is a view: its failure must not cost the others
@@ -387,8 +504,8 @@ def _write_reports(result: BatchResult, subs: dict, outputs: Outputs, numbers: l
         else:
             result.reports.append(path)
     if lost and outputs.gradebook_dir is not None and result.gradebook is not None:  # no links to missing reports
-        _write(outputs.gradebook_dir, outputs.output.name,
-               gradebook_text(result.rows, numbers, outputs.output.name, shard), result.problems)
+        text = gradebook_text(result.rows, numbers, outputs.output.name, shard, result.rubric, result.unapplied)
+        _write(outputs.gradebook_dir, outputs.output.name, text, result.problems)
 
 
 def _write_cohort_page(result: BatchResult, numbers: list[int], outputs: Outputs) -> None:

@@ -15,7 +15,7 @@ from markupsafe import Markup
 
 from grader import __version__
 from grader.catalog import load_catalog
-from grader.instructor.report import STATUS_LABELS, environment, heatmap_view
+from grader.htmlview import STATUS_LABELS, environment, heatmap_view
 from grader.instructor.summary import MARKS
 
 BINS = 10  # score histogram: 0-9 %, 10-19 %, ..., 90-100 %
@@ -27,6 +27,7 @@ SCRIPT = "cohort.js"
 ATTENTION = (
     ("error", "Grader errors", ()),
     ("unreadable", "Unreadable submissions", ()),
+    ("absent", "In the roster, but no submission", ()),
     ("timeout", "Timeouts", ("timeout",)),
     ("policy", "Refused by the policy", ("forbidden_api", "unsafe_code")),
     ("syntax", "Syntax and import errors", ("syntax_error", "import_error")),
@@ -39,7 +40,7 @@ ATTENTION = (
 def histogram(rows) -> list[dict]:
     counts = [0] * BINS
     for row in rows:
-        share = row.total / row.max_total if row.max_total else 0.0
+        share = row.points / row.max_points if row.max_points else 0.0
         counts[min(BINS - 1, int(share * BINS))] += 1
     top = max(counts) or 1
     return [{"label": f"{10 * i}–{10 * i + 9 if i < BINS - 1 else 100}%", "count": c, "height": round(100 * c / top)}
@@ -109,8 +110,11 @@ def needs_attention(rows) -> list[dict]:
     items: dict[str, list] = {kind: [] for kind, _, _ in ATTENTION}
     for row in sorted(rows, key=lambda r: r.submission):
         if row.problem:
-            items["unreadable"].append({"name": row.submission, "exercise": None, "detail": row.problem,
-                                        "report": _link(row.report, None)})
+            items["unreadable" if row.digest else "absent"].append(
+                {"name": row.submission, "exercise": None, "detail": row.problem, "report": _link(row.report, None)})
+        for note in row.notes:  # what the grader noticed about the submission's files (duplicates, choices made)
+            items["ambiguous"].append({"name": row.submission, "exercise": None, "detail": note,
+                                       "report": _link(row.report, None)})
         for e in row.exercises:
             found = _attention_kind(e)
             if found and not (row.problem and e.status == "rejected"):  # the archive's problem says it once
@@ -131,17 +135,23 @@ def grid(rows, numbers: list[int]) -> list[dict]:
             if e is None:
                 cells.append({"mark": "", "status": "", "score": 0, "max": 0, "hover": "", "report": ""})
                 continue
+            mark = row.marks.get(n)
+            points, most = (mark.points, mark.max_points) if mark else (e.score, e.max_score)
             why = ", ".join(f"{d}: {_title(e, d)}" if _title(e, d) else d for d in e.diagnoses[:3]) or e.note
+            if mark and mark.override:
+                why = f"{why} · changed by hand: {mark.override.comment}" if why else \
+                    f"changed by hand: {mark.override.comment}"
             hover = f"exercise {n} ({catalog.get(n).slug}) · {STATUS_LABELS.get(e.status, e.status)} · " \
-                    f"{e.score}/{e.max_score}" + (f" · {why}" if why else "")
-            cells.append({"mark": MARKS.get(e.status, ("?", ""))[0], "status": e.status, "score": e.score,
-                          "max": e.max_score, "hover": hover, "report": _link(row.report, n)})
+                    f"{points:g}/{most:g}" + (f" · {why}" if why else "")
+            cells.append({"mark": MARKS.get(e.status, ("?", ""))[0], "status": e.status, "score": f"{points:g}",
+                          "max": f"{most:g}", "hover": hover, "report": _link(row.report, n)})
         first = next((d for e in row.exercises for d in e.diagnoses[:1]), "") or \
             next((e.note for e in row.exercises if e.status in ("rejected", "error") and e.note), "")
-        search = " ".join([row.submission, row.problem, *(d for e in row.exercises for d in e.diagnoses),
+        search = " ".join([row.submission, row.problem, *row.notes, *(d for e in row.exercises for d in e.diagnoses),
                            *(e.status for e in row.exercises)])
-        out.append({"name": row.submission, "report": _link(row.report, None), "total": row.total,
-                    "max_total": row.max_total, "percent": round(100 * row.total / row.max_total) if row.max_total else 0,
+        out.append({"name": row.submission, "report": _link(row.report, None), "total": f"{row.points:g}",
+                    "max_total": f"{row.max_points:g}",
+                    "percent": round(100 * row.points / row.max_points) if row.max_points else 0,
                     "cells": cells, "first": row.problem or first, "search": search.lower()})
     return out
 
@@ -164,11 +174,11 @@ def script() -> tuple[Markup, str]:
 
 
 def cohort_page(rows, numbers: list[int]) -> str:
-    totals = sorted(r.total for r in rows)
+    totals = sorted(r.points for r in rows)
     median = totals[len(totals) // 2] if totals else 0
     code, source = script()
     return environment().get_template("index.html").render(
         rows=grid(rows, numbers), numbers=numbers, histogram=histogram(rows), rates=pass_rates(rows, numbers),
-        attention=needs_attention(rows), diagnoses=frequent_diagnoses(rows), median=median,
-        max_total=rows[0].max_total if rows else 0, script=code, script_source=source, version=__version__,
+        attention=needs_attention(rows), diagnoses=frequent_diagnoses(rows), median=f"{median:g}",
+        max_total=f"{rows[0].max_points:g}" if rows else 0, script=code, script_source=source, version=__version__,
         generated=datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"))

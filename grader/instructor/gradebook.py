@@ -34,18 +34,50 @@ def produced_by_text(row) -> str:
             f"{p['device']}; sandbox {p['sandbox']}")
 
 
-def gradebook_doc(rows, numbers: list[int], shard: tuple[int, int] | None = None) -> dict:
-    """The JSON gradebook of batch Rows (by submission name); a partial one names its shard."""
+def number(value: float) -> int | float:
+    """12.0 -> 12 in JSON; 12.5 stays."""
+    return int(value) if value == int(value) else value
+
+
+def row_notes(row) -> list[str]:
+    """Everything worth a look about a row's files: the submission's own notes, then each exercise's
+    (missing and why, did you mean, refused and why)."""
+    return list(row.notes) + [f"ex{e.number}: {e.note}" for e in row.exercises if e.note]
+
+
+def row_overrides(row) -> list[str]:
+    return [m.override.describe(m.weighted) for m in row.marks.values() if m.override is not None]
+
+
+def gradebook_doc(rows, numbers: list[int], shard: tuple[int, int] | None = None, rubric=None,
+                  unapplied: list[str] = ()) -> dict:
+    """The JSON gradebook of batch Rows (by submission name); a partial one names its shard.
+
+    total/max_total are the course's points (weights and overrides applied), raw_total/raw_max_total the checks.
+    """
+    from grader.instructor.rubric import Rubric
+
     doc = {"schema_version": SCHEMA, "kit": __version__, "exercises": numbers, "rows": []}
     if shard is not None:
         doc["shard"] = {"index": shard[0], "count": shard[1]}
+    doc["rubric"] = {**(rubric or Rubric()).to_dict(), "unapplied": list(unapplied)}
     for row in sorted(rows, key=lambda r: r.submission):
+        marks = {n: m.to_dict() for n, m in row.marks.items()}
         doc["rows"].append({
-            "submission": row.submission, "total": row.total, "max_total": row.max_total, "problem": row.problem,
-            "report": row.report, "produced_by": produced_by(row),
+            "submission": row.submission, "person": row.person,
+            "total": number(row.points), "max_total": number(row.max_points),
+            "raw_total": row.total, "raw_max_total": row.max_total, "notes": row_notes(row),
+            "overrides": row_overrides(row), "problem": row.problem, "report": row.report,
+            "produced_by": produced_by(row),
             "exercises": [{"number": e.number, "slug": e.slug, "status": e.status, "score": e.score,
-                           "max_score": e.max_score, "diagnoses": e.diagnoses, "note": e.note, "file": e.file,
-                           "source_sha256": e.provenance.get("source_sha256", "")}
+                           "max_score": e.max_score, **_points(marks.get(e.number), e), "diagnoses": e.diagnoses,
+                           "note": e.note, "file": e.file, "source_sha256": e.provenance.get("source_sha256", "")}
                           for e in row.exercises],
         })
     return doc
+
+
+def _points(mark: dict | None, e) -> dict:
+    if mark is None:
+        return {"points": e.score, "max_points": e.max_score, "override": None}
+    return {**mark, "points": number(mark["points"]), "max_points": number(mark["max_points"])}

@@ -1,105 +1,17 @@
 """One self-contained HTML report per submission (templates/report/report.html, inline CSS and SVG)."""
 from __future__ import annotations
 
-import ast
 import datetime
-from functools import cache
-
-from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, select_autoescape
-from markupsafe import Markup
 
 from grader import __version__
-from grader.catalog import kit_dir, load_catalog
-from grader.explain import heatmap
-from grader.instructor.markup import clean
+from grader.catalog import load_catalog
+from grader.htmlview import STATUS_LABELS, code_view, environment, grouped, heatmap_view, marked_lines
+from grader.instructor.rubric import fmt
 
-MAX_CODE_LINES = 600
-STATUS_LABELS = {"passed": "passed", "failed": "failed", "not_started": "not started", "missing": "missing",
-                 "rejected": "rejected", "error": "grader error"}
+__all__ = ["code_view", "environment", "exercise_view", "heatmap_view", "marked_lines", "render_report"]
 
 
-@cache
-def environment() -> Environment:
-    loader = ChoiceLoader([FileSystemLoader(str(kit_dir("templates") / "report")),
-                           FileSystemLoader(str(kit_dir("templates") / "explain"))])  # svg.html: heat-map panels
-    return Environment(loader=loader, undefined=StrictUndefined, autoescape=select_autoescape(["html"]),
-                       trim_blocks=True, lstrip_blocks=True, finalize=_shown)
-
-
-def _shown(value):
-    """Every value a template prints: text without control characters (then autoescaped)."""
-    return clean(value) if isinstance(value, str) and not isinstance(value, Markup) else value
-
-
-def marked_lines(source: str, entry: str, failing: list[dict], localization: dict | None = None) -> tuple[set[int], str]:
-    """Lines to highlight and why: where the code raised, a syntax error, the localized line, else the entry."""
-    raised = {t["line"] for t in failing if isinstance(t.get("line"), int)}
-    if raised:
-        return raised, "raised"
-    line = localization.get("line") if isinstance(localization, dict) else None
-    if isinstance(line, int) and 1 <= line <= len(source.splitlines()):
-        return {line}, "localized"
-    try:
-        tree = ast.parse(source)
-    except SyntaxError as exc:
-        return ({exc.lineno} if exc.lineno else set()), "syntax"
-    except (RecursionError, MemoryError, ValueError):  # nested too deeply to parse: nothing to mark
-        return set(), ""
-    for node in tree.body:
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == entry:
-            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            return set(range(start, node.end_lineno + 1)), "entry"
-    return set(), ""
-
-
-def code_view(source: str | None, entry: str, failing: list[dict], failed: bool, localization: dict | None = None) -> dict | None:
-    if source is None:
-        return None
-    marks, why = marked_lines(source, entry, failing, localization) if failed else (set(), "")
-    lines = source.splitlines()
-    shown = [{"n": i, "text": text, "mark": i in marks} for i, text in enumerate(lines[:MAX_CODE_LINES], start=1)]
-    evidence = str(localization.get("evidence", "")) if why == "localized" else ""
-    return {"lines": shown, "why": why, "more": max(0, len(lines) - MAX_CODE_LINES), "entry": entry, "evidence": evidence}
-
-
-def heatmap_view(attention: dict | None) -> list[list[dict]]:
-    """Per head: [submission panel, reference panel], SVG geometry on one shade scale per head.
-
-    A blocked key is drawn grey in the submission's panel only where its weight is exactly 0,
-    so weight that leaks onto a blocked key shows up as a shaded cell.
-    """
-    if not attention:
-        return []
-    blocked, rows, cols = attention["blocked"], attention["queries"], attention["keys"]
-    heads = len(attention["submission"])
-    out = []
-    for h in range(heads):
-        got, want = attention["submission"][h], attention["reference"][h]
-        got_blocked = [[b and w == 0 for w, b in zip(wr, br)] for wr, br in zip(got, blocked)]
-        suffix = f" · head {h + 1}" if heads > 1 else ""
-        panels = [{"w": got, "rows": rows, "cols": cols, "blocked": got_blocked},
-                  {"w": want, "rows": rows, "cols": cols, "blocked": blocked}]
-        out.append(heatmap.svg_panels(panels, [f"submission{suffix}", f"reference{suffix}"]))
-    return out
-
-
-def grouped(failing: list[dict], shown: int = 4) -> list[dict]:
-    """Failing tests with the same status and message folded into one row (a timeout fails them all alike)."""
-    groups: dict[tuple, dict] = {}
-    for t in failing:
-        key = (t["status"], t["message"], t.get("line"))
-        g = groups.setdefault(key, {"status": t["status"], "message": t["message"], "line": t.get("line"),
-                                    "names": [], "categories": []})
-        g["names"].append(t["name"])
-        if t["category"] not in g["categories"]:
-            g["categories"].append(t["category"])
-    for g in groups.values():
-        g["more"] = max(0, len(g["names"]) - shown)
-        g["names"] = g["names"][:shown]
-    return list(groups.values())
-
-
-def exercise_view(result, source: str | None) -> dict:
+def exercise_view(result, source: str | None, mark=None) -> dict:
     ex = load_catalog().get(result.number)
     verdict = result.verdict or {}
     tests = verdict.get("tests", [])
@@ -109,7 +21,11 @@ def exercise_view(result, source: str | None) -> dict:
         "number": ex.number, "title": ex.title, "slug": ex.slug, "expected_file": ex.file,
         "status": result.status, "label": STATUS_LABELS.get(result.status, result.status),
         "score": result.score, "max_score": result.max_score, "note": result.note, "file": result.file,
-        "diagnoses": verdict.get("diagnoses", []), "failing": failing, "failing_groups": grouped(failing),
+        "points": fmt(mark.points if mark else result.score), "max_points": fmt(mark.max_points if mark else result.max_score),
+        "override": mark.override.describe(mark.weighted) if mark and mark.override else "",
+        "diagnoses": verdict.get("diagnoses", []), "failing": failing,
+        "explained_groups": grouped([t for t in failing if t.get("explained_by")]),
+        "failing_groups": grouped([t for t in failing if not t.get("explained_by")]),
         "passed": [t for t in tests if t["status"] == "passed"],
         "skipped": [t for t in tests if t["status"] == "skipped"],
         "maps": heatmap_view(result.attention) if failed else [],
@@ -121,8 +37,9 @@ def exercise_view(result, source: str | None) -> dict:
 
 def render_report(row, sources: dict[int, str]) -> str:
     """row: a batch Row; sources: exercise number -> the submitted code (for the code listing)."""
-    sections = [exercise_view(e, sources.get(e.number)) for e in row.exercises]
-    percent = round(100 * row.total / row.max_total) if row.max_total else 0
+    sections = [exercise_view(e, sources.get(e.number), row.marks.get(e.number)) for e in row.exercises]
+    percent = max(0, min(100, round(100 * row.points / row.max_points))) if row.max_points else 0
     return environment().get_template("report.html").render(
-        row=row, sections=sections, percent=percent, version=__version__,
+        row=row, sections=sections, percent=percent, version=__version__, points=fmt(row.points),
+        max_points=fmt(row.max_points),
         generated=datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"))

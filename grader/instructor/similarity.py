@@ -22,6 +22,7 @@ from pathlib import Path
 
 from grader.instructor import UsageError, select_exercises
 from grader.instructor.submissions import discover, names_for, open_submission
+from grader.source import shown_source
 
 K = 8  # tokens per k-gram
 WINDOW = 4  # k-grams per winnowing window
@@ -209,7 +210,7 @@ def similarity_report(*, submissions_dir, threshold: float = 0.8, exercises: str
         subs = [open_submission(src, name, Path(scratch) / str(i), selected)
                 for i, (src, name) in enumerate(zip(sources, names_for(sources)))]
         for ex in selected:
-            code = {s.name: s.files[ex.number].read_text(encoding="utf-8", errors="replace")
+            code = {s.name: shown_source(s.files[ex.number]).text
                     for s in subs if ex.number in s.files}
             found = compare_exercise(code, exercise=ex.number, threshold=threshold,
                                      skeleton=ex.skeleton_path.read_text(encoding="utf-8"),

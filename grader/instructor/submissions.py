@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import json
 import os
 import re
 import stat
@@ -25,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader.catalog import Exercise
+from grader.source import Unreadable, notebook_source
 
 MAX_FILE_BYTES = 1 << 20  # one exercise file
 MAX_ZIP_BYTES = 64 << 20  # a whole archive, compressed
@@ -44,6 +44,7 @@ class Submission:
     rejected: dict[int, str] = field(default_factory=dict)  # exercise number -> why its file is not graded
     near: dict[int, str] = field(default_factory=dict)  # exercise number -> a nearly right path ("did you mean")
     problem: str = ""  # why the submission as a whole could not be read
+    notes: list[str] = field(default_factory=list)  # what a person should look at: ambiguities, refusals, empties
 
     def digest(self, salt: str = "") -> str:
         """A content hash of what is graded (file bytes and refusals), plus the caller's salt."""
@@ -59,24 +60,49 @@ class Submission:
 
 
 def discover(root: Path) -> list[Path]:
-    """The submissions in root: its folders and .zip files, by name (hidden entries skipped)."""
+    """The submissions in root: its folders and .zip files, by name (hidden entries skipped); links to folders,
+    to .zip files and broken ones too, so that open_submission refuses them in a row of their own."""
     found = [p for p in Path(root).iterdir()
              if not p.name.startswith(".") and p.name not in SKIP_DIRS
-             and (p.is_dir() or (p.is_file() and p.suffix.lower() == ".zip"))]
+             and (p.is_dir() or p.suffix.lower() == ".zip" and (p.is_file() or p.is_symlink())
+                  or (p.is_symlink() and not p.exists()))]
     return sorted(found, key=lambda p: p.name)
 
 
 def names_for(sources: list[Path]) -> list[str]:
     """Folder name or zip stem; the full file name where a folder and a zip would share one."""
-    stems = [s.stem if s.is_file() else s.name for s in sources]
+    stems = [_stem(s) for s in sources]
     return [s.name if stems.count(stem) > 1 else stem for s, stem in zip(sources, stems)]
+
+
+def _stem(source: Path) -> str:
+    return source.stem if source.suffix.lower() == ".zip" and not source.is_dir() else source.name
+
+
+def shared_names(sources: list[Path]) -> dict[Path, str]:
+    """A note for each submission whose name another one shares (a folder and a zip: alice/ and alice.zip)."""
+    stems = [_stem(s) for s in sources]
+    notes = {}
+    for source, stem in zip(sources, stems):
+        others = [o.name for o, st in zip(sources, stems) if st == stem and o != source]
+        if others:
+            notes[source] = (f"{source.name} and {', '.join(others)} are both named {stem!r}: each is graded as "
+                             f"its own submission; keep the one that counts")
+    return notes
 
 
 def open_submission(source: Path, name: str, scratch: Path, exercises: list[Exercise]) -> Submission:
     """Locate each exercise's file and copy it into scratch (a fresh folder, private to the grader)."""
     sub = Submission(name, Path(source))
-    if sub.source.is_dir():
-        _take(sub, scratch, exercises, _folder_entries(sub.source), _read_path)
+    if sub.source.is_symlink():
+        sub.problem = f"{sub.source.name} is a symbolic link; only real folders and .zip files are graded"
+    elif sub.source.is_dir():
+        entries = _folder_entries(sub.source)
+        if not entries:
+            sub.notes.append("the folder is empty")
+        sub.notes += [f"{'/'.join(parts)}/ is a symbolic link to a folder; not looked into"
+                      for parts, path in entries.items() if path.is_symlink() and path.is_dir()]
+        _take(sub, scratch, exercises, entries, _read_path)
     else:
         _from_zip(sub, scratch, exercises)
     return sub
@@ -162,28 +188,12 @@ def _read_path(path: Path, shown: str) -> bytes | str:
     return f"{shown} is larger than {MAX_FILE_BYTES >> 20} MB" if len(data) > MAX_FILE_BYTES else data
 
 
-def notebook_code(data: bytes) -> str:
-    """The code cells of a .ipynb, in order; IPython's % and ! lines commented out (raises ValueError)."""
-    doc = json.loads(data.decode("utf-8"))
-    if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
-        raise ValueError("no cells")
-    chunks = []
-    for cell in doc["cells"]:
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source", "")
-        text = "".join(source) if isinstance(source, list) else str(source)
-        chunks.append("\n".join("# " + line if line.lstrip()[:1] in ("%", "!") else line
-                                for line in text.splitlines()))
-    return "\n\n".join(chunks) + "\n"
-
-
 def _take(sub: Submission, scratch: Path, exercises: list[Exercise], entries: dict, read) -> None:
     """For each exercise: its file (or notebook) from entries via read(entry, shown) -> bytes | reason."""
     for ex in exercises:
-        paths = _candidates(entries, ex.file)
-        notebook = not paths
-        paths = paths or _candidates(entries, notebook_name(ex))
+        scripts, notebooks = _candidates(entries, ex.file), _candidates(entries, notebook_name(ex))
+        notebook = not scripts
+        paths = scripts or notebooks
         if not paths:
             near = _near_miss(entries, ex)
             if near:
@@ -191,17 +201,20 @@ def _take(sub: Submission, scratch: Path, exercises: list[Exercise], entries: di
             continue
         shown = "/".join(paths[0])
         sub.located[ex.number] = shown
+        others = ["/".join(p) for p in (scripts + notebooks)[1:]]
+        if others:
+            sub.notes.append(f"ex{ex.number}: {shown} graded; also found {', '.join(others)}, not graded")
         data = read(entries[paths[0]], shown)
         if isinstance(data, str):
             sub.rejected[ex.number] = data
             continue
-        if notebook:
+        if notebook:  # graded as a notebook (grader/source.py), so lines are reported as cell and line
             try:
-                data = notebook_code(data).encode("utf-8")
-            except (ValueError, UnicodeDecodeError, RecursionError):
+                notebook_source(data)
+            except (Unreadable, RecursionError):
                 sub.rejected[ex.number] = f"{shown} is not a readable notebook"
                 continue
-        sub.files[ex.number] = _private_copy(scratch, ex.file, data)
+        sub.files[ex.number] = _private_copy(scratch, notebook_name(ex) if notebook else ex.file, data)
         sub.hashes[ex.number] = hashlib.sha256(data).hexdigest()
 
 
@@ -214,17 +227,29 @@ def _private_copy(scratch: Path, name: str, data: bytes) -> Path:
     return target
 
 
-def _zip_entries(archive: zipfile.ZipFile) -> dict[tuple[str, ...], zipfile.ZipInfo]:
-    """Regular-file entries by their path parts, unsafe and hidden ones dropped, one shared top folder removed."""
+def _zip_entries(archive: zipfile.ZipFile, notes: list[str] | None = None) -> dict[tuple[str, ...], zipfile.ZipInfo]:
+    """Regular-file entries by their path parts, unsafe and hidden ones dropped, one shared top folder removed.
+
+    notes gets what was refused and why (links, paths outside the archive, an entry given twice).
+    """
+    notes = [] if notes is None else notes
     entries: dict[tuple[str, ...], zipfile.ZipInfo] = {}
     for info in archive.infolist():
         name = info.filename.replace("\\", "/")
         parts = PurePosixPath(name).parts
-        is_link = stat.S_ISLNK(info.external_attr >> 16)
-        if (info.is_dir() or is_link or not parts or name.startswith("/") or ":" in parts[0]
-                or ".." in parts or not _visible(parts)):
+        if info.is_dir() or not parts:
             continue
-        entries[parts] = info
+        if name.startswith("/") or ":" in parts[0] or ".." in parts:
+            notes.append(f"{name} points outside the archive; refused")
+        elif not _visible(parts):
+            continue
+        elif stat.S_ISLNK(info.external_attr >> 16):
+            notes.append(f"{name} is a symbolic link in the archive; refused")
+        elif parts in entries:
+            notes.append(f"{name} is in the archive twice; the last copy was taken")
+            entries[parts] = info
+        else:
+            entries[parts] = info
     tops = {parts[0] for parts in entries}
     if len(tops) == 1 and all(len(parts) > 1 for parts in entries):
         entries = {parts[1:]: info for parts, info in entries.items()}
@@ -288,7 +313,11 @@ def _from_zip(sub: Submission, scratch: Path, exercises: list[Exercise]) -> None
                 sub.problem = f"the archive has more than {MAX_ZIP_ENTRIES} entries"
                 return
         with zipfile.ZipFile(sub.source) as archive:
-            entries = _zip_entries(archive)
+            entries = _zip_entries(archive, sub.notes)
+            if not archive.infolist():
+                sub.notes.append("the archive is empty")
+            elif not entries:
+                sub.notes.append("the archive holds no file that could be graded")
 
             def read(info: zipfile.ZipInfo, shown: str) -> bytes | str:
                 with archive.open(info) as member:
@@ -300,4 +329,66 @@ def _from_zip(sub: Submission, scratch: Path, exercises: list[Exercise]) -> None
             OSError, zlib.error, struct.error) as exc:
         sub.files.clear()
         sub.hashes.clear()
+        sub.notes.clear()
         sub.problem = f"not a readable zip archive ({type(exc).__name__}: {exc})"
+
+
+# -- a flat LMS download ----------------------------------------------------------------------------------------
+# Canvas's "Download Submissions" puts every file of every student in one folder, named
+# lastfirst_[LATE_]userid_submissionid_original.py, with "-1", "-2" before the extension of a resubmitted file.
+CANVAS_NAME = re.compile(r"^(?P<student>[^_]+?)(?:_late)?_(?P<user>\d+)_(?P<attempt>\d+)_(?P<file>.+)$", re.IGNORECASE)
+RESUBMITTED = re.compile(r"-(\d+)(?=\.[^.]+$)")
+FLAT_SUFFIXES = (".py", ".ipynb")
+
+
+@dataclass
+class FlatGroup:
+    """One student's files in a flat download: entries as _take reads them, {(file name,): path}."""
+    name: str
+    user: str
+    entries: dict[tuple[str, ...], Path] = field(default_factory=dict)
+    student: str = ""  # the name part of the files' names
+    notes: list[str] = field(default_factory=list)
+
+
+def flat_groups(root: Path, taken: set[str] = frozenset()) -> tuple[list[FlatGroup], list[str]]:
+    """The students of a flat download in root (files at its top), and the files that are named otherwise.
+
+    A student is the name part plus the LMS user id; two students with the same name part are told apart by
+    their ids (and noted), as is a name that a folder or zip (taken) already uses.
+    """
+    groups: dict[tuple[str, str], FlatGroup] = {}
+    strays = []
+    versions: dict[tuple[str, str, str], list[tuple[int, str, Path]]] = {}
+    for path in sorted(Path(root).iterdir(), key=lambda p: p.name):
+        if path.name.startswith(".") or path.suffix.lower() not in FLAT_SUFFIXES or path.is_dir():
+            continue
+        m = CANVAS_NAME.match(path.name)
+        if not m:
+            strays.append(f"{path.name} is not named as an LMS download names its files "
+                          f"(lastfirst_userid_submissionid_file); not graded")
+            continue
+        student, user = m["student"], m["user"]
+        groups.setdefault((student, user), FlatGroup(student, user, student=student))
+        attempt = RESUBMITTED.search(m["file"])
+        original = RESUBMITTED.sub("", m["file"])
+        versions.setdefault((student, user, original), []).append((int(attempt[1]) if attempt else 0, path.name, path))
+    for (student, user, original), found in versions.items():
+        found.sort()
+        group = groups[(student, user)]
+        group.entries[(original,)] = found[-1][2]
+        if len(found) > 1:
+            group.notes.append(f"{found[-1][1]} graded as {original}; also found "
+                               f"{', '.join(name for _, name, _ in found[:-1])}, not graded")
+    named = [g.name for g in groups.values()]
+    for group in groups.values():
+        if named.count(group.name) > 1 or group.name in taken:
+            group.notes.insert(0, f"another submission is also named {group.name!r}; this one is LMS user {group.user}")
+            group.name = f"{group.name}_{group.user}"
+    return sorted(groups.values(), key=lambda g: g.name), strays
+
+
+def open_flat(group: FlatGroup, root: Path, scratch: Path, exercises: list[Exercise]) -> Submission:
+    sub = Submission(group.name, Path(root), notes=list(group.notes))
+    _take(sub, scratch, exercises, group.entries, _read_path)
+    return sub

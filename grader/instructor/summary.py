@@ -5,6 +5,7 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.instructor.markup import clean
+from grader.instructor.rubric import fmt
 
 MARKS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "not_started": ("·", "yellow"), "missing": ("–", "yellow"),
          "rejected": ("!", "red"), "error": ("!", "red")}
@@ -36,6 +37,6 @@ def summary_table(rows, numbers: list[int]) -> Table:
     table.add_column("top diagnosis", no_wrap=True, overflow="ellipsis", ratio=3)
     for row in rows:
         top = next((d for e in row.exercises for d in e.diagnoses[:1]), "")
-        table.add_row(Text(one_line(row.submission)), f"{row.total}/{row.max_total}", marks(row),
+        table.add_row(Text(one_line(row.submission)), f"{fmt(row.points)}/{fmt(row.max_points)}", marks(row),
                       Text(one_line(row.problem or top)))
     return table

@@ -29,6 +29,7 @@ from grader.sandbox.textsafe import clean
 
 LIVE: set["Sandbox"] = set()  # running sandboxes, so that cancel_all() can stop them from another thread
 POLL_S = 0.1  # how often a waiting grader reads the worker's CPU time
+STACK_WAIT_S = 0.5  # how long a timed-out worker's stack dump is waited for before the kill
 BOOT_S = 90.0  # how long a worker may take to start (torch's import), on top of the submission's budget
 BOOT = "import sys; sys.path.insert(0, sys.argv.pop(1)); from grader.sandbox.worker import main; main()"
 
@@ -36,10 +37,11 @@ BOOT = "import sys; sys.path.insert(0, sys.argv.pop(1)); from grader.sandbox.wor
 class WorkerGone(Exception):
     """The worker cannot answer any more: it timed out, crashed or ran out of memory."""
 
-    def __init__(self, reason: str, detail: str):
+    def __init__(self, reason: str, detail: str, line: int | None = None):
         super().__init__(detail)
         self.reason = reason  # "timeout" | "crash" | "memory_limit"
         self.detail = detail
+        self.line = line  # where a timed-out submission was stuck (the worker's own stack: a hint, never a grade)
 
 
 class SubmissionError(Exception):
@@ -199,9 +201,35 @@ class Sandbox:
         """Raise a timeout once the submission has used its CPU budget, or the wall-clock backstop is reached."""
         spent = self.cpu_used + self._cpu() - self._cpu0
         if spent > self.limits.time_s:
-            raise self._fail("timeout", self._timeout_message())
+            raise self._stuck(self._timeout_message())
         if time.monotonic() > self.deadline:
-            raise self._fail("timeout", self._backstop_message(spent))
+            raise self._stuck(self._backstop_message(spent))
+
+    def _stuck(self, detail: str) -> WorkerGone:
+        """A timeout that says where the code was: the worker is asked for its stack (protocol.STACK_SIGNAL),
+        read for a moment from the reply pipe, then killed."""
+        line = self._stuck_line() if not self.cancelled else None
+        gone = self._fail("timeout", f"{detail}; it was stuck at line {line}" if line else detail)
+        gone.line = line
+        return gone
+
+    def _stuck_line(self) -> int | None:
+        if not self.ready or self.pid is None:
+            return None
+        try:
+            os.kill(self.pid, protocol.STACK_SIGNAL)
+        except OSError:
+            return None
+        dump, wait = bytearray(), STACK_WAIT_S
+        with selectors.DefaultSelector() as sel:
+            sel.register(self._resp_r, selectors.EVENT_READ)
+            while len(dump) < protocol.MAX_STACK and sel.select(wait):
+                chunk = os.read(self._resp_r, protocol.MAX_STACK - len(dump))
+                if not chunk:
+                    break
+                dump += chunk
+                wait = 0.05  # the dump comes in one burst: a short silence ends it
+        return protocol.stuck_line(bytes(dump), "submission.py", self.text.count(b"\n") + 1)
 
     def _wait(self, sel) -> None:
         """select() in short steps, checking the budget between them, until the pipe is ready."""
@@ -233,7 +261,7 @@ class Sandbox:
                 if self.gone is None:
                     self.cpu_used += self._cpu() - self._cpu0
             if self.cpu_used > self.limits.time_s:  # the reply came, but after the budget ran out: same verdict
-                raise self._fail("timeout", self._timeout_message())
+                raise self._stuck(self._timeout_message())
         self.answered += 1
         try:
             reply, out = protocol.decode(frame)

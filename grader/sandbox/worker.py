@@ -9,6 +9,7 @@ Usage (by the grader only): python -I -m grader.sandbox.worker SUBMISSION.py REQ
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import importlib.util
 import inspect
 import io
@@ -24,7 +25,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from grader.sandbox import isolation
 from grader.sandbox.limits import Limits
-from grader.sandbox.protocol import READY, decode, encode, read_frame
+from grader.sandbox.protocol import READY, STACK_SIGNAL, decode, encode, read_frame
 from grader.sandbox.trace import Tracer
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -425,6 +426,9 @@ def serve(path: str, req_fd: int, resp_fd: int, limits: Limits = Limits()) -> No
     """Answer the grader's requests about the submission at path until the request pipe closes."""
     state = isolation.after_boot(limits)
     unbuffered_output()
+    # the grader's SIGUSR1, sent once the budget has run out and just before the kill, writes where the code is
+    # (every thread's stack, innermost call first) to the reply pipe: from C, so a loop inside a torch call too
+    faulthandler.register(STACK_SIGNAL, file=resp_fd, all_threads=True, chain=False)
     worker = Worker(path)
     # booted, before any submission code runs: the grader's budget starts here, once it has read what held
     ready = memoryview(READY + encode({"state": state}))

@@ -1,4 +1,4 @@
-# expect: api_mismatch
+# expect: heads_not_divisible
 # bug-lines: 12, 13, 14
 import math
 

@@ -1,0 +1,185 @@
+"""The shapes of the files the kit reads and writes, as msgspec types: info.toml here, the JSON outputs beside it.
+
+msgspec, because it checks types and unknown keys in one pass at C speed (an info.toml of 12 exercises in well
+under a millisecond, the import about 5 ms: the cold grade pays for it), and derives the JSON Schemas published
+in docs/schemas/ (`python -m grader.schema DIR` writes them; a test keeps them current). What a type cannot say
+(a dims value must be a config key, entry must exist in the solution, ...) grader/catalog.py checks next.
+
+read_info(data, path) turns a type error into one line naming the file, the exercise and the key, like every
+other catalog error: "exercises/info.toml: exercise 3 (causal_attention): features[0]: 'casual' is not one of ...".
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+Kind = Literal["module", "function", "custom_module", "custom_function"]
+Feature = Literal["unbatched", "causal", "dropout", "divisible_check"]
+Value = int | float | bool | str
+CATEGORY_PATTERN = r"^[a-z][a-z0-9_]{0,30}$"  # a pack's own point category: a key of [points]
+
+
+class Roles(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """Which parameter holds each projection (qkv: one fused projection whose output is [q | k | v])."""
+    q: str | UnsetType = UNSET
+    k: str | UnsetType = UNSET
+    v: str | UnsetType = UNSET
+    o: str | UnsetType = UNSET
+    qkv: str | UnsetType = UNSET
+
+
+class Dims(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """Which constructor argument means each size, so one generic suite serves every module."""
+    input: str | UnsetType = UNSET
+    output: str | UnsetType = UNSET
+    heads: str | UnsetType = UNSET
+    kv_heads: str | UnsetType = UNSET
+    context: str | UnsetType = UNSET
+    context_width: str | UnsetType = UNSET
+    dropout: str | UnsetType = UNSET
+
+
+class Limits(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """Sandbox limits replacing the defaults for this exercise."""
+    memory_mb: int | UnsetType = UNSET
+    cpu_s: float | UnsetType = UNSET
+
+
+class ExerciseSpec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, omit_defaults=True):
+    """One [[exercise]] table."""
+    number: int
+    slug: str
+    title: str
+    file: str
+    kind: Kind
+    entry: str
+    signature: list[str]
+    contract: str
+    config: dict[str, Value]
+    hints: list[str]
+    brief: str = ""
+    features: list[Feature] = []
+    forbidden: list[str] = []
+    topics: list[str] = []
+    roles: Roles = msgspec.field(default_factory=Roles)
+    dims: Dims = msgspec.field(default_factory=Dims)
+    sweep: list[dict[str, Value]] = []
+    probe: dict[str, Value] = {}
+    limits: Limits = msgspec.field(default_factory=Limits)
+    module: str = ""
+
+
+class InfoFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """A pack's exercises/info.toml."""
+    format_version: Literal[2]
+    allowed_imports: list[str]
+    points: dict[Annotated[str, msgspec.Meta(pattern=CATEGORY_PATTERN)], Annotated[int, msgspec.Meta(ge=0)]]
+    exercise: list[ExerciseSpec]
+    policy: dict[str, Any] = {}  # read by grader/policy.py, which checks it
+
+
+def field_names(struct: type) -> tuple[str, ...]:
+    return tuple(f.name for f in msgspec.structs.fields(struct))
+
+
+class SchemaError(ValueError):
+    """A file does not have the shape its schema gives: one line, the file, the key."""
+
+
+AT = re.compile(r"^(?P<what>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+
+
+def where(path: str, raw: dict) -> tuple[str, str]:
+    """msgspec's `$.exercise[2].dims.foo` as (the exercise's label, its key path): ("exercise 3 (slug)", "dims.foo")."""
+    m = re.match(r"\.exercise\[(\d+)\]\.?(.*)", path)
+    if not m:
+        return "", path.lstrip(".")
+    i = int(m.group(1))
+    entries = raw.get("exercise") if isinstance(raw.get("exercise"), list) else []
+    e = entries[i] if i < len(entries) and isinstance(entries[i], dict) else {}
+    number = e.get("number")
+    label = f"exercise {number}" if isinstance(number, int) and not isinstance(number, bool) else f"exercise #{i + 1}"
+    if isinstance(e.get("slug"), str):
+        label += f" ({e['slug']})"
+    return label, m.group(2)
+
+
+def plain(what: str, key: str) -> tuple[str, str]:
+    """msgspec's wording made the catalog's: an unknown key names the keys it knows, a bad value the choices."""
+    unknown = re.match(r"Object contains unknown field `(\w+)`", what)
+    if unknown:
+        return f"{key}.{unknown.group(1)}" if key else unknown.group(1), "unknown key (known: {known})"
+    missing = re.match(r"Object missing required field `(\w+)`", what)
+    if missing:
+        return f"{key}.{missing.group(1)}" if key else missing.group(1), "missing"
+    choice = re.match(r"Invalid enum value (.+)", what)
+    if choice:
+        return key, f"{choice.group(1)} is not one of {{choices}}"
+    typed = re.match(r"Expected `(.+?)`, got `(.+?)`", what)
+    if typed:
+        expected = typed.group(1).replace(" | null", "")  # TOML has no null: an optional key is simply left out
+        if key.endswith("[...]"):  # msgspec does not name the key of a table's value
+            return key.removesuffix("[...]"), f"each value must be {expected}, not {typed.group(2)}"
+        return key, f"must be {expected}, not {typed.group(2)}"
+    return key, what
+
+
+def known_keys(struct: type, key: str) -> str:
+    """The field names of the struct a key path lands in, for 'unknown key (known: ...)'."""
+    parts = [p for p in re.sub(r"\[\d+\]", "", key).split(".")[:-1] if p]
+    for name in parts:
+        hints = {f.name: f.type for f in msgspec.structs.fields(struct)}
+        inner = hints.get(name)
+        if isinstance(inner, type) and issubclass(inner, msgspec.Struct):
+            struct = inner
+        else:
+            break
+    return ", ".join(field_names(struct))
+
+
+def choices(key: str) -> str:
+    field = re.sub(r"\[\d+\]", "", key)
+    options = {"kind": Kind, "features": Feature}.get(field)
+    return ", ".join(options.__args__) if options else "the allowed values"
+
+
+def read_info(raw: dict, path: Path) -> InfoFile:
+    """raw (parsed TOML) as an InfoFile, or SchemaError naming path, the exercise and the key."""
+    try:
+        return msgspec.convert(raw, InfoFile, strict=True)
+    except msgspec.ValidationError as exc:
+        m = AT.match(str(exc))
+        label, key = where(m.group("path") or "", raw)
+        key, what = plain(m.group("what"), key)
+        struct = ExerciseSpec if label else InfoFile
+        what = what.format(known=known_keys(struct, key), choices=choices(key))
+        raise SchemaError(": ".join(str(part) for part in (path, label, key, what) if part)) from None
+
+
+SCHEMAS = {"info.schema.json": InfoFile}
+
+
+def schemas() -> dict[str, dict]:
+    """Each published JSON Schema by file name."""
+    return {name: msgspec.json.schema(t) for name, t in SCHEMAS.items()}
+
+
+def write(folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name, doc in schemas().items():
+        target = folder / name
+        target.write_text(json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+        out.append(target)
+    return out
+
+
+if __name__ == "__main__":  # python -m grader.schema docs/schemas
+    for written in write(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/schemas")):
+        print(written)

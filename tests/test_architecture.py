@@ -1,0 +1,64 @@
+"""The README's architecture tree is the tree: every module of grader/ is named there, and nothing named is gone.
+
+Top-level modules and those of the packages listed file by file (sandbox/, instructor/) must each have a line;
+the other packages (suites/, checks/, diagnosis/, explain/) are described as a whole and need their folder's line.
+"""
+import re
+
+from tests.conftest import ROOT
+
+LISTED_BY_FILE = ("grader", "grader/sandbox", "grader/instructor")
+
+
+def tree_block() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Architecture\n", 1)[1]
+    return section.split("```", 2)[1]
+
+
+def named_in_tree() -> set[str]:
+    """Paths the tree names, from its indentation (two spaces per level)."""
+    names, stack = set(), []
+    for line in tree_block().splitlines():
+        m = re.match(r"( *)(\S+)", line)
+        if not m or not re.fullmatch(r"\w+(\.py|/)", m.group(2)):
+            continue
+        depth = len(m.group(1)) // 2
+        stack[depth:] = [m.group(2).rstrip("/")]
+        names.add("/".join(stack))
+    return names
+
+
+def modules() -> set[str]:
+    found = set()
+    for folder in LISTED_BY_FILE:
+        for path in (ROOT / folder).glob("*.py"):
+            if path.name not in ("__init__.py", "__main__.py"):
+                found.add(str(path.relative_to(ROOT)))
+    for path in (ROOT / "grader").iterdir():
+        if path.is_dir() and (path / "__init__.py").exists() or path.name == "checks":
+            found.add(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_every_module_is_in_the_readme_tree():
+    missing = sorted(modules() - named_in_tree())
+    assert not missing, f"add these to the README's architecture tree: {missing}"
+
+
+def test_everything_the_tree_names_exists():
+    gone = sorted(n for n in named_in_tree() if n.startswith("grader/") and not (ROOT / n).exists())
+    assert not gone, f"the README's architecture tree names what is not there: {gone}"
+
+
+def test_the_tree_reader_sees_a_missing_line():
+    assert "grader/instructor/merge.py" in named_in_tree()
+    assert "grader/sandbox/zygote.py" in named_in_tree() and "grader/sandbox" in named_in_tree()
+    assert "grader/no_such.py" not in named_in_tree()
+
+
+def test_the_fast_subset_names_real_modules():
+    from tests.conftest import FAST_MODULES
+
+    missing = [m for m in FAST_MODULES if not (ROOT / "tests" / f"{m}.py").is_file()]
+    assert not missing, f"tests/conftest.py FAST_MODULES names no such test file: {missing}"
