@@ -42,6 +42,7 @@ LIMITS = schema.field_names(schema.Limits)
 TOP_KEYS = set(schema.field_names(schema.InfoFile))
 CATEGORIES = ("policy", "api", "shape", "numerics", "masking", "dropout", "device")
 CATEGORY_NAME = re.compile(schema.CATEGORY_PATTERN)  # a pack declares its own categories as keys of [points]
+LEVELS = schema.LEVELS  # how hard an exercise is in an interview (`grade interview --level`)
 
 __all__ = ["Catalog", "CatalogError", "Exercise", "PACKAGE_DIR", "Pack", "UnknownExercise", "check_forbidden", "kit_dir",
            "load_catalog"]
@@ -84,6 +85,7 @@ class Exercise:
     probe: dict = field(default_factory=dict)
     limits: dict = field(default_factory=dict)  # sandbox limits this exercise needs (memory_mb, cpu_s)
     module: str = ""  # the exercise's own module in the pack's checks/ folder (grader/pack.py)
+    level: str = ""  # one of LEVELS, or "" (then `grade interview --level` never draws it)
     pack: Pack = field(default_factory=Pack.kit, compare=False, repr=False)
 
     @property

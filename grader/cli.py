@@ -13,8 +13,8 @@ from pathlib import Path
 
 import click
 
-from grader import __version__, workspace
-from grader.catalog import UnknownExercise, load_catalog
+from grader import __version__, history, workspace
+from grader.catalog import LEVELS, UnknownExercise, load_catalog
 from grader.pack import PackError
 from grader.params import EXERCISE, Failure, InternalFailure, WeakSandboxFailure
 
@@ -45,10 +45,22 @@ def _use_pack(ctx, param, value):
     try:
         if value is not None:
             use_pack(value)
+        else:  # in a workspace made from a pack, its pack
+            ws = _quiet_workspace()
+            if ws is not None and ws.pack is not None:
+                use_pack(Path(ws.pack))
         load_catalog()
     except (CatalogError, PackError) as exc:
         raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
     return value
+
+
+def _quiet_workspace():
+    """The workspace here, or None (a damaged one is reported by the command that uses it)."""
+    try:
+        return workspace.find()
+    except workspace.WorkspaceError:
+        return None
 
 
 pack_option = click.option("--pack", type=click.Path(file_okay=False, path_type=Path), envvar="ATTENTION_KIT_PACK",
@@ -144,6 +156,7 @@ def cli():
 
 @cli.command()
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@pack_option
 def init(directory):
     """Create a fresh workspace in DIRECTORY with every exercise skeleton."""
     try:
@@ -220,14 +233,20 @@ def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bo
         if verdict.state == "not_started":
             hints.mark(ex, 1)
         hints.note(ex, workspace.named_mistake(verdict))
+    first_pass, noted = history.record_grade(ex, verdict)
     if as_json:
         click.echo(json.dumps(verdict.to_json(), ensure_ascii=False))
     elif repro:
         click.echo(repro_text(verdict, ex=ex, path=path))
     else:
+        out = console()
         upcoming = ws.next_exercise(load_catalog(), ex) if owned else None
-        show(console(), verdict_text(verdict, path=str(path), path_arg="" if owned else f" {path}", verbose=verbose,
-                                     upcoming=upcoming))
+        show(out, verdict_text(verdict, path=str(path), path_arg="" if owned else f" {path}", verbose=verbose,
+                               upcoming=upcoming))
+        if first_pass:  # once per exercise: what an interviewer would ask next
+            _offer(out, ex)
+    if noted:
+        click.echo(f"grade: warning: {noted}", err=True)
     if html:
         report = _write_report(ex, verdict, path, output)
         click.echo(f"Report: {report}", err=as_json)
@@ -235,6 +254,17 @@ def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bo
     if problem:  # shown after the verdict, which was computed all the same
         fail(problem)
     return 0 if verdict.passed else 1
+
+
+def _offer(out, ex) -> None:
+    """After a first pass: the follow-up questions an interviewer would ask next (in the locale's language)."""
+    from grader.explain import pick_lang
+    from grader.interview import offer
+    from grader.render import show
+
+    text = offer(ex, pick_lang(None))
+    if text:
+        show(out, "\n" + text)
 
 
 def _write_report(ex, verdict, path: Path, output: Path | None) -> Path:
@@ -284,6 +314,7 @@ def exercise(exercise, path, as_json, device, verbose, timeout, policy_file, rep
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document with every verdict.")
 @DEVICE
 @TIMEOUT
+@pack_option
 def grade_all(as_json, device, timeout):
     """Grade every exercise in this workspace and summarise."""
     from grader.render import console
@@ -296,6 +327,9 @@ def grade_all(as_json, device, timeout):
             fail(f"no such file: {path} (run `grade reset {ex.number}` to restore it)")
         v = _grade(ex, path, device=device, timeout=timeout)
         problem = _record(ws, ex, v) or problem
+        noted = history.record_grade(ex, v)[1]
+        if noted:
+            click.echo(f"grade: warning: {noted}", err=True)
         verdicts.append(v)
     if as_json:
         click.echo(json.dumps({"schema_version": 1, "results": [v.to_json() for v in verdicts]}, ensure_ascii=False))
@@ -314,6 +348,7 @@ def grade_all(as_json, device, timeout):
 @cli.command()
 @click.argument("exercise", type=EXERCISE)
 @click.option("--yes", is_flag=True, help="Do not ask before overwriting your file (needed without a terminal).")
+@pack_option
 def reset(exercise, yes):
     """Restore EXERCISE's file in this workspace to the original skeleton.
 
@@ -335,6 +370,7 @@ def reset(exercise, yes):
 @cli.command()
 @click.argument("exercise", required=False, type=EXERCISE)
 @click.option("--level", type=click.IntRange(1), help="Show this hint level instead of the next one.")
+@pack_option
 def hint(exercise, level):
     """Show the next hint for EXERCISE (hints escalate each time you ask, in a workspace or not).
 
@@ -374,6 +410,7 @@ def hint(exercise, level):
 @click.option("--force", is_flag=True, help="Show it even though you have not passed the exercise.")
 @click.option("--diff", is_flag=True, help="Your code (PATH, else the workspace's file) beside the reference: side by "
                                           "side when the terminal is wide enough, else a unified diff.")
+@pack_option
 def solution(exercise, path, force, diff):
     """Show the reference solution for EXERCISE once you have passed it.
 
@@ -416,6 +453,7 @@ def _solution_diff(ex, path: Path | None) -> str:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE instead of stdout.")
 @click.option("--list", "list_only", is_flag=True, help="List the topics.")
 @click.option("--pager/--no-pager", default=None, help="Page long output (default: when stdout is a terminal).")
+@pack_option
 def explain(target, lang, fmt, output, list_only, pager):
     """Q&A explainers for exercise N (all its topics) or one TOPIC, with live numbers and heat maps.
 
@@ -452,6 +490,7 @@ def explain(target, lang, fmt, output, list_only, pager):
 @click.argument("exercise", required=False, type=EXERCISE)
 @TIMEOUT
 @WEAK_OK
+@pack_option
 def watch(exercise, timeout, allow_weak):
     """Re-grade on every save (EXERCISE, else the one you are working on); keys h e n l q."""
     from grader import watch as watching
@@ -461,6 +500,81 @@ def watch(exercise, timeout, allow_weak):
     if not allow_weak:
         check_sandbox(offer=True)
     watching.run(ws=ws, exercise=exercise, console=console(), timeout=timeout, allow_weak=allow_weak)
+
+
+@cli.command()
+@click.argument("exercise", required=False, type=EXERCISE)
+@pack_option
+@click.option("--topic", help="Draw among the exercises with this explainer topic (`grade explain --list`).")
+@click.option("--level", type=click.Choice(LEVELS), help="Draw among the exercises of this level (info.toml's level).")
+@click.option("--seed", type=int, help="Draw with this seed (the same options and seed draw the same exercise).")
+@click.option("--minutes", type=click.FloatRange(0.1, 600), default=30, show_default=True, help="The time limit.")
+@click.option("--hints", is_flag=True, help="Allow hints during the interview (h); each costs points, said up front.")
+@click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path),
+              help="Write the page here (default: interview/ in the workspace).")
+@click.option("--questions", "questions_only", is_flag=True,
+              help="Only the follow-up questions of EXERCISE, answers one key at a time (no interview).")
+@click.option("--reveal", is_flag=True, help="Print the follow-up questions' answers at once.")
+@click.option("--lang", help="Language of the follow-up questions: en or zh (default from the locale).")
+@TIMEOUT
+@WEAK_OK
+def interview(exercise, topic, level, seed, minutes, hints, directory, questions_only, reveal, lang, timeout, allow_weak):
+    """A timed mock interview: EXERCISE (else one drawn, by --topic/--level) on a blank page with its
+    contract, graded on every save, no hints (or --hints at a cost); ends on a pass, at the time
+    limit or on q with a scorecard, then the follow-up questions an interviewer asks.
+
+    Exit codes: 0 passed (or --questions) · 1 not passed · 2 usage error · 4 refused: weak sandbox.
+    """
+    from grader.explain import ExplainError, pick_lang
+    from grader.interview import PickError, follow_ups, run
+    from grader.render import console
+
+    try:
+        language = pick_lang(lang)
+    except ExplainError as exc:
+        fail(str(exc))
+    out = console()
+    if questions_only:
+        if exercise is None:
+            fail("which exercise? e.g. `grade interview 3 --questions`")
+        follow_ups(ex=exercise, lang=language, console=out, stdin=sys.stdin, reveal=reveal)
+        return
+    ws = current_workspace(required=directory is None)
+    folder = directory or ws.root / "interview"
+    if not allow_weak:
+        check_sandbox(offer=True)
+    try:
+        passed, problem = run(catalog=load_catalog(), exercise=exercise, topic=topic, level=level, seed=seed,
+                              folder=folder, backups=(ws.root if directory is None else folder) / workspace.BACKUPS,
+                              minutes=minutes, hints=hints, timeout=timeout, allow_weak=allow_weak, lang=language,
+                              reveal=reveal, console=out, stdin=sys.stdin)
+    except PickError as exc:
+        fail(str(exc))
+    if problem:
+        click.echo(f"grade: warning: {problem}", err=True)
+    sys.exit(0 if passed else 1)
+
+
+@cli.command()
+@pack_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document (schema_version 1).")
+def progress(as_json):
+    """Your history across sessions: per exercise first graded, time to pass, attempts, days practised,
+    interview scores; your streak of days in a row. Kept in your data directory ($ATTENTION_KIT_DATA_DIR)."""
+    import datetime as dt
+
+    from grader.render import console, environment, show
+
+    store = history.Store()
+    past, problem = store.load()
+    if problem:
+        click.echo(f"grade: warning: {problem}", err=True)
+    data = history.summary(past, load_catalog(), dt.date.today())
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False))
+        return
+    show(console(), environment().get_template("interview/progress.term.j2").render(d=data, where=str(store.path),
+                                                                                     duration=history.duration))
 
 
 # -- instructors and hiring teams (grader/instructor/) ---------------------------------------------
@@ -649,48 +763,42 @@ def merge_command(parts, output, weights, rubric, overrides, canvas, canvas_assi
 @cli.command("similarity")
 @click.argument("submissions", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.8, show_default=True,
-              help="Report files at least this similar to each other or to the reference (Jaccard similarity "
-                   "of structural fingerprints).")
+              help="Report files at least this similar to each other, to the reference or to public code "
+                   "(mean Jaccard similarity of token and statement fingerprints of the normalised code).")
 @click.option("--exercises", help="Which exercises, e.g. 1,3-5 (default: all).")
+@click.option("--top", type=click.IntRange(1, 10000), default=20, show_default=True,
+              help="Pairs the text summary lists (and five clusters per exercise); --json lists all.")
+@click.option("--html", "html_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Write index.html and a side-by-side page per flagged pair to this folder.")
+@click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Processes that fingerprint the files (used from 200 distinct files on).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-def similarity_command(submissions, threshold, exercises, as_json):
-    """Submissions whose code is alike in structure, exercise by exercise: copies of the reference,
-    clusters of look-alikes, and the pairs that link them.
+@pack_option
+def similarity_command(submissions, threshold, exercises, top, html_dir, jobs, as_json):
+    """Submissions whose code is alike, exercise by exercise: copies of the reference and of well-known
+    public implementations, clusters of look-alikes, and the pairs that link them.
 
-    Renaming, comments and reformatting do not hide a copy; the skeleton's code never counts.
+    Renaming, comments, reformatting, reordering independent lines, inlining a helper and equivalent
+    spellings (@ or matmul, x.softmax or F.softmax) do not hide a copy; the skeleton's code never counts.
     A high score is a reason to read the files, not a verdict.
     Exit codes: 0 the comparison ran (whatever it found) · 2 usage error.
     """
-    from dataclasses import asdict
-
     from grader.instructor import UsageError
-    from grader.instructor.markup import clean
+    from grader.instructor.outputs import OutputError
     from grader.instructor.similarity import similarity_report
+    from grader.instructor.similarity_view import json_document, summary_text, write_html
 
     try:
-        report = similarity_report(submissions_dir=submissions, threshold=threshold, exercises=exercises)
-    except UsageError as exc:
+        report = similarity_report(submissions_dir=submissions, threshold=threshold, exercises=exercises, jobs=jobs)
+        pages = write_html(report, html_dir) if html_dir is not None else None
+    except (UsageError, OutputError) as exc:
         fail(str(exc))
     if as_json:
-        click.echo(json.dumps({"schema_version": 1, "threshold": threshold, "submissions": report.submissions,
-                               "reference": [asdict(m) for m in report.reference],
-                               "clusters": [asdict(c) for c in report.clusters],
-                               "pairs": [asdict(p) for p in report.pairs], "skipped": report.skipped}))
+        click.echo(json.dumps(json_document(report)))
         return
-    by_exercise: dict[int, list[str]] = {}
-    for m in report.reference:
-        by_exercise.setdefault(m.exercise, []).append(clean(m.submission, 80))
-    for number, names in sorted(by_exercise.items()):
-        click.echo(f"exercise {number}  equals the reference ({len(names)}): {', '.join(names)}")
-    for c in report.clusters:
-        span = f"{c.lowest:.2f}" if c.lowest == c.highest else f"{c.lowest:.2f}-{c.highest:.2f}"
-        click.echo(f"exercise {c.exercise}  cluster of {len(c.members)} ({span}): "
-                   f"{', '.join(clean(m, 80) for m in c.members)}")
-    for p in report.pairs:
-        click.echo(f"exercise {p.exercise}  {p.similarity:.2f}  {clean(p.first, 80)}  {clean(p.second, 80)}")
-    click.echo(f"{len(report.reference)} file(s) equal to the reference, {len(report.clusters)} cluster(s), "
-               f"{len(report.pairs)} pair(s) at or above {threshold:g} among {report.submissions} submissions"
-               + (f"; {len(report.skipped)} file(s) not compared (--json lists them)" if report.skipped else "") + ".")
+    click.echo(summary_text(report, top=top))
+    if pages is not None:
+        click.echo(f"{len(pages)} side-by-side page(s) and index.html in {html_dir}")
 
 
 @cli.group("gradescope")
@@ -763,6 +871,7 @@ def gradescope_run(root, config):
 @click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
               help="CPU seconds each exercise file may use in all, however busy the machine (wall-clock "
                    "backstop: 3x this + 10 s).")
+@pack_option
 def classroom_command(directory, kit_spec, wheel, exercises, timeout):
     """Make DIRECTORY a GitHub Classroom template: the handout plus .github/workflows/classroom.yml.
 

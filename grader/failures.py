@@ -32,7 +32,8 @@ CODES = {
     "view_noncontiguous": ".view() on a non-contiguous tensor (after a transpose)",
     "dtype_overflow": "a fill value does not fit in the dtype (e.g. -1e9 in float16)",
     "size_mismatch": "tensor sizes do not line up (a broadcast or matmul failed)",
-    "device_mismatch": "tensors on different devices (something pinned to the CPU)",
+    "device_mismatch": "tensors on different devices (a tensor created on the CPU met the inputs on the device)",
+    "mask_device_mismatch": "the mask is on the CPU while the scores are on the device",
     "raised_exception": "the submission raised an exception",
     "timeout": "the submission ran out of time",
     "worker_exit": "the submission ended or crashed the worker",
@@ -47,6 +48,7 @@ _TORCH_ERRORS = (
     ("RuntimeError", "size mismatch", "size_mismatch"),
     ("RuntimeError", "cannot be multiplied", "size_mismatch"),
     ("RuntimeError", "Expected all tensors to be on the same device", "device_mismatch"),
+    ("RuntimeError", "expected self and mask to be on the same device", "mask_device_mismatch"),  # masked_fill's own
 )
 _GONE = {"timeout": "timeout", "crash": "worker_exit", "memory_limit": "out_of_memory"}
 
@@ -74,7 +76,7 @@ def submission_code(exc) -> str:
         return "forbidden_api"
     for kind, fragment, code in _TORCH_ERRORS:
         if exc.type == kind and fragment in exc.message:
-            return code
+            return "mask_device_mismatch" if code == "device_mismatch" and exc.device_operand == "mask" else code
     return "raised_exception"
 
 

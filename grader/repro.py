@@ -39,6 +39,9 @@ def script(v: Verdict, *, ex, path: Path) -> str:
         return f"# No call to reproduce: {why}"
     call = failing.repro
     dtype, device = call["dtype"], call["device"]
+    emulated = device == "emulated"  # the grader's cuda:0 on the CPU: the script runs under the same emulation
+    if emulated:
+        device = "cuda"
     lines = [
         f"# Reproduces the failing check {failing.name} ({failing.category}) of exercise {v.exercise} · {v.slug}",
         f"# The grader said: {failing.message}",
@@ -51,12 +54,16 @@ def script(v: Verdict, *, ex, path: Path) -> str:
         "spec.loader.exec_module(submission)",
         "",
     ]
+    if emulated:
+        lines += ["from grader.sandbox.emulated import EmulatedDevice, to_device  # cuda:0 computed on the CPU, as graded",
+                  "", "emulated = EmulatedDevice()"]
     if call["init"] is not None:
         args = ", ".join(f"{k}={val!r}" for k, val in call["init"].items())
         lines += [f"torch.manual_seed({call['seed']})",
                   f"model = submission.{call['entry']}({args}).to(torch.{dtype})"]
         lines += weights_code(call["params"])
-        lines += [f"model = model{'.to(%r)' % device if device != 'cpu' else ''}.train({call['train']})"]
+        move = "to_device(model, emulated)" if emulated else f"model.to({device!r})" if device != "cpu" else "model"
+        lines += [f"model = {move}.train({call['train']})"]
         target = "model"
     else:
         target = f"submission.{call['entry']}"
@@ -64,13 +71,14 @@ def script(v: Verdict, *, ex, path: Path) -> str:
     inputs += [f"{k} = {tensor_code(r, dtype, device)}" for k, r in call["kwargs"].items()]
     names = [f"arg{i}" for i in range(len(call["args"]))]
     names += [f"{k}={k}" for k in call["kwargs"]] + [f"{k}={val!r}" for k, val in call["scalars"].items()]
-    lines += inputs
+    body = inputs
     if call["grad"]:
-        lines += [f"for t in ({', '.join(n.split('=')[0] for n in names[:len(call['args'])])},):",
-                  "    t.requires_grad_(True)  # the grader also checks gradients"]
-    lines += [f"torch.manual_seed({call['seed'] + 1})  # dropout draws, as in the grader",
-              f"result = {target}({', '.join(names)})",
-              "for i, out in enumerate(result if isinstance(result, (tuple, list)) else [result]):",
+        body += [f"for t in ({', '.join(n.split('=')[0] for n in names[:len(call['args'])])},):",
+                 "    t.requires_grad_(True)  # the grader also checks gradients"]
+    body += [f"torch.manual_seed({call['seed'] + 1})  # dropout draws, as in the grader",
+             f"result = {target}({', '.join(names)})"]
+    lines += ["with emulated:", *("    " + line for line in body)] if emulated else body
+    lines += ["for i, out in enumerate(result if isinstance(result, (tuple, list)) else [result]):",
               "    print(f'output {i}: shape {tuple(out.shape)}, dtype {out.dtype}')",
               "    print(out)"]
     return "\n".join(lines)

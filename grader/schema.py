@@ -21,6 +21,8 @@ from msgspec import UNSET, UnsetType
 
 Kind = Literal["module", "function", "custom_module", "custom_function"]
 Feature = Literal["unbatched", "causal", "dropout", "divisible_check"]
+Level = Literal["easy", "medium", "hard"]  # how hard an exercise is in an interview (`grade interview --level`)
+LEVELS = Level.__args__
 Value = int | float | bool | str
 CATEGORY_PATTERN = r"^[a-z][a-z0-9_]{0,30}$"  # a pack's own point category: a key of [points]
 
@@ -73,6 +75,7 @@ class ExerciseSpec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, omi
     probe: dict[str, Value] = {}
     limits: Limits = msgspec.field(default_factory=Limits)
     module: str = ""
+    level: Level | UnsetType = UNSET
 
 
 class InfoFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -23,6 +23,7 @@ import time
 import tty
 from pathlib import Path
 
+from grader import history
 from grader.catalog import Exercise, load_catalog
 from grader.screen import Screen
 from grader.workspace import Hints, Workspace, named_mistake
@@ -248,6 +249,7 @@ class Watcher:
                 self.hints.shown(ex)  # the verdict on screen shows that mistake's hint: h goes on with the ladder
         except OSError as exc:
             self.flash = f"progress not saved: {exc.strerror or exc}"
+        self.flash = history.record_grade(ex, v)[1] or self.flash
         self.draw()
 
     def upcoming(self) -> tuple[Exercise, bool]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.catalog import Catalog, Exercise
+from grader.history import exercise_key
 
 STATE_FILE = ".attention-kit.json"
 
@@ -24,6 +25,7 @@ class Workspace:
     failing: set[int] = field(default_factory=set)  # passed once, failing since the last grade
     diagnosis: dict[int, dict] = field(default_factory=dict)  # the last grade's named mistake: {"id", "shown"}
     last: int | None = None  # the exercise graded last here (grade exercise, grade all, watch)
+    pack: str | None = None  # the pack the workspace was made from (`grade init --pack`); None: the kit's exercises
 
     @property
     def state_path(self) -> Path:
@@ -37,6 +39,8 @@ class Workspace:
                 "failing": sorted(self.failing), "diagnosis": {str(k): v for k, v in self.diagnosis.items()}}
         if self.last is not None:
             data["last"] = self.last
+        if self.pack is not None:
+            data["pack"] = self.pack
         self.state_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
     def record(self, ex: Exercise, passed: bool) -> None:
@@ -89,7 +93,8 @@ def find(start: Path | None = None) -> Workspace | None:
                                  {int(k): int(v) for k, v in data.get("hint_level", {}).items()},
                                  set(data.get("failing", [])),
                                  {int(k): dict(v) for k, v in data.get("diagnosis", {}).items()},
-                                 int(data["last"]) if data.get("last") is not None else None)
+                                 int(data["last"]) if data.get("last") is not None else None,
+                                 str(data["pack"]) if data.get("pack") is not None else None)
             except (ValueError, TypeError, AttributeError):
                 raise WorkspaceError(f"{state} is damaged; delete it to start the progress record afresh") from None
     return None
@@ -104,7 +109,7 @@ def create(root: Path, catalog: Catalog) -> Workspace:
     (root / "exercises").mkdir(parents=True, exist_ok=True)
     for ex in catalog.exercises:
         shutil.copyfile(ex.skeleton_path, root / "exercises" / ex.file)
-    ws = Workspace(root.resolve())
+    ws = Workspace(root.resolve(), pack=None if catalog.pack.builtin else str(catalog.pack.root))
     ws.save()
     return ws
 
@@ -150,17 +155,21 @@ class Hints:
         self.ws = ws
         self.path = None if ws is not None else cache_dir() / "hints.json"
         self.levels, self.diagnosis = (ws.hint_level, ws.diagnosis) if ws is not None else self._load()
+        # a workspace holds one pack's exercises, so their numbers; the user's cache serves every pack
+        self.key = (lambda ex: ex.number) if ws is not None else exercise_key
 
-    def _load(self) -> tuple[dict[int, int], dict[int, dict]]:
+    def _load(self) -> tuple[dict[str, int], dict[str, dict]]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-            return ({int(k): int(v) for k, v in data.get("levels", {}).items()},
-                    {int(k): dict(v) for k, v in data.get("diagnosis", {}).items()})
+            if data.get("version") != 2:  # version 1 was keyed by number alone, which packs share: start afresh
+                return {}, {}
+            return ({str(k): int(v) for k, v in data.get("levels", {}).items()},
+                    {str(k): dict(v) for k, v in data.get("diagnosis", {}).items()})
         except (OSError, ValueError, TypeError, AttributeError):
             return {}, {}
 
     def seen(self, ex: Exercise) -> int:
-        return self.levels.get(ex.number, 0)
+        return self.levels.get(self.key(ex), 0)
 
     def next(self, ex: Exercise) -> int:
         return min(self.seen(ex) + 1, len(ex.hints))
@@ -169,25 +178,25 @@ class Hints:
         """The learner has now seen hints up to level (a lower level never lowers it)."""
         if level <= self.seen(ex):
             return
-        self.levels[ex.number] = level
+        self.levels[self.key(ex)] = level
         self._save()
 
     def note(self, ex: Exercise, mistake: str | None) -> None:
         """The last grade's named mistake (None: passed, or nothing named): `grade hint` answers it first."""
         if mistake is None:
-            if self.diagnosis.pop(ex.number, None) is not None:
+            if self.diagnosis.pop(self.key(ex), None) is not None:
                 self._save()
-        elif self.diagnosis.get(ex.number, {}).get("id") != mistake:
-            self.diagnosis[ex.number] = {"id": mistake, "shown": False}
+        elif self.diagnosis.get(self.key(ex), {}).get("id") != mistake:
+            self.diagnosis[self.key(ex)] = {"id": mistake, "shown": False}
             self._save()
 
     def pending(self, ex: Exercise) -> str | None:
         """A named mistake whose hint the learner has not seen yet."""
-        d = self.diagnosis.get(ex.number)
+        d = self.diagnosis.get(self.key(ex))
         return d["id"] if d and not d.get("shown") else None
 
     def shown(self, ex: Exercise) -> None:
-        self.diagnosis[ex.number]["shown"] = True
+        self.diagnosis[self.key(ex)]["shown"] = True
         self._save()
 
     def _save(self) -> None:
@@ -196,7 +205,7 @@ class Hints:
             return
         try:  # outside a workspace the record is a convenience: a read-only cache never stops a hint
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text(json.dumps({"levels": {str(k): v for k, v in self.levels.items()},
+            self.path.write_text(json.dumps({"version": 2, "levels": {str(k): v for k, v in self.levels.items()},
                                              "diagnosis": {str(k): v for k, v in self.diagnosis.items()}}),
                                  encoding="utf-8")
         except OSError:

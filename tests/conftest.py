@@ -6,11 +6,14 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# A learner's grades are recorded in their data directory (grader/history.py); the kit's tests keep theirs apart.
+os.environ.setdefault("ATTENTION_KIT_DATA_DIR", tempfile.mkdtemp(prefix="attention-kit-data-"))
 CORPUS = ROOT / "tests" / "corpus"
 
 
@@ -65,7 +68,7 @@ def write(tmp_path):
 # worker, or a handful; every other module runs in the full suite only.
 FAST_MODULES = ("test_architecture", "test_schema", "test_textsafe", "test_variants", "test_localize", "test_layers",
                 "test_suite_names", "test_hint_follows_diagnosis", "test_pack", "test_learner_cli", "test_one_text",
-                "test_policy", "test_language_subset", "test_similarity", "test_gradebook")
+                "test_policy", "test_language_subset", "test_similarity", "test_gradebook", "test_interview")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -98,6 +101,19 @@ def pytest_xdist_make_scheduler(config, log):
             return work_unit(nodeid)
 
     return ByWorkUnit(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked cuda run on a real GPU wherever PyTorch sees one, and are skipped, saying why, elsewhere."""
+    cuda = [item for item in items if item.get_closest_marker("cuda")]
+    if not cuda:
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        skip = pytest.mark.skip(reason="needs a CUDA GPU: torch.cuda.is_available() is False on this machine")
+        for item in cuda:
+            item.add_marker(skip)
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -121,6 +121,7 @@ def test_a_copy_of_the_kit_is_a_valid_pack(pack_copy):
     ('module = "ex08_kv_cache"', 'module = "ex08_kv_cachee"', "module"),
     ('dims = { input = "d_in", output = "d_out", context', 'dims = { input = "d_in", output = "d_outt", context', "dims.output"),
     ("[points]\napi = 1", "[points]\napi = 1\nspeed = -1", "points.speed"),
+    ('level = "medium"', 'level = "tricky"', "level"),
 ])
 def test_bad_metadata_is_refused_naming_file_and_key(pack_copy, old, new, key):
     pack, edit = pack_copy

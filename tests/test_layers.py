@@ -22,7 +22,8 @@ LAYERS = [
     (4, ("grader.runner",)),
     (5, ("grader.devcheck", "grader.cli", "grader.watch", "grader.screen", "grader.workspace", "grader.render",
          "grader.explain", "grader.instructor", "grader.__main__",
-         "grader.htmlview", "grader.learner_report", "grader.diffview", "grader.notebook")),
+         "grader.htmlview", "grader.learner_report", "grader.diffview", "grader.notebook",
+         "grader.interview", "grader.history")),
 ]
 
 

@@ -43,3 +43,41 @@ def test_pack_max_score_is_counted_from_its_own_checks():
     ex = load_catalog(PACK).exercises[0]
     verdict = grade(exercise=ex, path=ex.solution_path, warm=True)
     assert verdict.passed and max_score(ex) == verdict.max_score > 0
+
+
+def test_every_command_that_reads_exercises_takes_the_pack():
+    """--pack (and ATTENTION_KIT_PACK) on each command that looks an exercise up; exercise 13 is the pack's only."""
+    pack = ROOT / "examples" / "alibi-pack"
+    for args in (["hint", "13"], ["solution", "13", "--force"], ["explain", "13", "--no-pager"], ["reset", "13", "--yes"],
+                 ["similarity", str(ROOT / "examples"), "--exercises", "13"]):
+        proc = run_grade(*args, "--pack", pack, cwd=ROOT)
+        assert "unknown exercise" not in proc.stderr and "No such option" not in proc.stderr, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr, (args, proc.stderr)
+
+
+def test_a_workspace_made_from_a_pack_keeps_using_it(tmp_path):
+    pack = ROOT / "examples" / "alibi-pack"
+    ws = tmp_path / "ws"
+    assert run_grade("init", ws, "--pack", pack).returncode == 0
+    assert (ws / "exercises" / "13_alibi.py").is_file() and not (ws / "exercises" / "01_self_attention.py").exists()
+    env = {k: v for k, v in os.environ.items() if k != "ATTENTION_KIT_PACK"}
+    listed = run_grade("list", cwd=ws, env=env)
+    assert listed.returncode == 0 and "alibi" in listed.stdout and "self_attention" not in listed.stdout
+    hint = run_grade("hint", cwd=ws, env=env)  # the current exercise is the pack's
+    assert hint.returncode == 0 and "exercise 13" in hint.stdout, hint.stdout + hint.stderr
+
+
+def test_hint_levels_outside_a_workspace_are_kept_per_pack_and_slug(tmp_path, monkeypatch):
+    import shutil
+
+    from grader import workspace
+
+    monkeypatch.setattr(workspace, "cache_dir", lambda: tmp_path / "cache")
+    copy = tmp_path / "copy"
+    for name in ("exercises", "solutions"):
+        shutil.copytree(ROOT / name, copy / name)
+    shutil.copytree(ROOT / "grader" / "checks", copy / "checks")
+    kit_1, copy_1 = load_catalog().get(1), load_catalog(Pack.at(copy).root).get(1)
+    workspace.Hints(None).mark(kit_1, 2)
+    hints = workspace.Hints(None)
+    assert hints.seen(kit_1) == 2 and hints.seen(copy_1) == 0  # same number, another pack

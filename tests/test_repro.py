@@ -2,12 +2,16 @@
 import re
 import subprocess
 import sys
+import traceback
+
+import pytest
 
 from click.testing import CliRunner
 
 from grader.catalog import load_catalog
 from grader.cli import cli
 from grader.repro import script
+from grader.results import Status, TestResult as Result, Verdict
 from grader.runner import grade
 from tests.conftest import CORPUS
 
@@ -46,3 +50,20 @@ def test_a_passing_file_has_nothing_to_reproduce():
     v = grade(exercise=ex, path=ex.solution_path, warm=True)
     assert all(t.repro is None for t in v.tests)
     assert script(v, ex=ex, path=ex.solution_path).startswith("# No call to reproduce")
+
+
+
+def test_a_device_failure_is_reproduced_on_the_same_emulated_gpu():
+    """The device checks run on an emulated cuda:0; the script runs there too and raises CUDA's error at the line
+    (the call is the one the device check makes, written out: no grade needed to test the script)."""
+    ex = load_catalog().get(4)
+    path = CORPUS / "04" / "head_scale_on_cpu.py"
+    call = {"entry": ex.entry, "init": ex.config, "dtype": "float64", "train": False, "device": "emulated", "seed": 0,
+            "grad": False, "scalars": {}, "args": [{"shape": [2, 6, ex.config["d_in"]], "seed": 2234}], "kwargs": {},
+            "params": {"names": ["W_query.weight"]}}
+    failing = Result("runs_on_another_device", "device", Status.FAILED, "RuntimeError", repro=call)
+    code = script(Verdict(4, ex.slug, ex.title, [failing], [], "cpu", 0.0), ex=ex, path=path)
+    assert "to_device(model, emulated)" in code and "with emulated:" in code
+    with pytest.raises(RuntimeError, match="found at least two devices, cuda:0 and cpu!") as info:
+        exec(compile(code, "repro", "exec"), {})
+    assert [f.lineno for f in traceback.extract_tb(info.value.__traceback__) if f.filename == str(path)] == [31]

@@ -53,6 +53,8 @@ class SubmissionError(Exception):
         self.line = info.get("line") if isinstance(info.get("line"), int) else None
         self.not_implemented = info.get("not_implemented") is True
         self.memory = info.get("memory") is True
+        operand = info.get("device_operand")  # the emulated device's refusal: was the CPU tensor a mask?
+        self.device_operand = operand if operand in ("mask", "tensor") else None
         where = f" (line {self.line})" if self.line else ""
         super().__init__(f"{self.type}{where}: {self.message}" if self.message else f"{self.type}{where}")
 

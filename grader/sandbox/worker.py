@@ -24,6 +24,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from grader.sandbox import isolation
+from grader.sandbox.emulated import DEVICE, EmulatedDevice, to_device
 from grader.sandbox.limits import Limits
 from grader.sandbox.protocol import READY, STACK_SIGNAL, decode, encode, read_frame
 from grader.sandbox.trace import Tracer
@@ -43,7 +44,7 @@ def seed_all(seed: int, device: torch.device) -> None:
 class _LazyDynamo(types.ModuleType):
     """Stands in for torch._dynamo, whose import costs about a second.
 
-    torch wraps its Python decompositions (used on the meta device) in a call to
+    torch wraps some of its Python functions (decompositions, among others) in a call to
     torch._dynamo.disable(fn), which only matters while torch.compile is tracing; the
     worker never compiles, so that call may return fn. Anything else imports the real module.
     """
@@ -55,31 +56,6 @@ class _LazyDynamo(types.ModuleType):
         del sys.modules["torch._dynamo"]
         real = importlib.import_module("torch._dynamo")
         return getattr(real, name)
-
-
-class SameDevice(TorchFunctionMode):
-    """Refuses an op whose tensor arguments sit on different devices, as CUDA kernels do.
-
-    The meta device alone lets some in-place ops mix devices (masked_fill_ with a CPU mask);
-    a real accelerator would not, so the device test runs under this mode.
-    """
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        devices = set()
-        stack = [*args, *kwargs.values()]
-        while stack:
-            item = stack.pop()
-            if isinstance(item, torch.Tensor):
-                if not (item.device.type == "cpu" and item.dim() == 0):
-                    devices.add(item.device.type)
-            elif isinstance(item, (list, tuple)):
-                stack.extend(item)
-        if len(devices) > 1:
-            name = getattr(func, "__name__", str(func))
-            raise RuntimeError(f"Expected all tensors to be on the same device, but found {' and '.join(sorted(devices))} "
-                               f"(in {name})")
-        return func(*args, **kwargs)
 
 
 # what a forbidden API's name looks like among torch functions (__name__) and aten ops (name())
@@ -227,6 +203,7 @@ class Worker:
                 "line": line,
                 "not_implemented": isinstance(exc, NotImplementedError),
                 "memory": "can't allocate memory" in str(exc) or isinstance(exc, MemoryError),
+                "device_operand": getattr(exc, "_device_operand", None),  # "mask" or "tensor": what was on the CPU
             },
         }
 
@@ -303,24 +280,28 @@ class Worker:
 
     def run(self, req, tensors):
         dtype = DTYPES[req.get("dtype", "float64")]
-        device = torch.device(req.get("device", "cpu"))
+        emulated = EmulatedDevice() if req.get("device") == "emulated" else None  # cuda:0, computed on the CPU
+        device = torch.device("cpu" if emulated else req.get("device", "cpu"))
         seed = req.get("seed", 0)
         obj = self.entry(req["entry"])
         params = {}
         if req.get("init") is not None:
             fn = self.construct(obj, req["init"], seed).to(dtype=dtype)  # before loading: no float32 rounding
             self.load_params(fn, tensors)
-            fn = fn.to(device)
+            fn = to_device(fn, emulated) if emulated else fn.to(device)
             fn.train(bool(req.get("train", False)))
             params = dict(fn.named_parameters())
         else:
             fn = obj
 
+        def put(t):
+            return emulated.move(t, DEVICE, {}) if emulated else t.to(device)
+
         def arg(name):
             t = tensors[name]
             if t.is_floating_point():
                 t = t.to(dtype)
-            t = t.to(device)
+            t = put(t)
             if req.get("grad") and t.is_floating_point():
                 t.requires_grad_(True)
             return t
@@ -331,7 +312,7 @@ class Worker:
             if v is None or isinstance(v, (bool, int, float)):
                 kwargs[k] = v
         seed_all(seed + 1, device)
-        check = SameDevice() if device.type != "cpu" else contextlib.nullcontext()
+        check = emulated or contextlib.nullcontext()
         watch = self.watch or contextlib.nullcontext()
         tile = req.get("largest") if isinstance(req.get("largest"), list) else None
         tile = tuple(tile) if tile and len(tile) == 2 and all(isinstance(n, int) for n in tile) else None
@@ -345,14 +326,12 @@ class Worker:
         header = {"ok": True, "outputs": [{"shape": list(o.shape), "dtype": str(o.dtype).removeprefix("torch.")} for o in outs]}
         if isinstance(largest, Largest):
             header["largest"] = {"numel": largest.numel, "shape": largest.shape, "strip": largest.strip}
-        if device.type == "meta":
-            return header, {}
         out_tensors = {f"out.{i}": o.detach().to("cpu", copy=True) for i, o in enumerate(outs)}
         if req.get("grad"):
-            grad_outs = [tensors[g].to(dtype=dtype, device=device) for g in req["grad"]]
+            grad_outs = [put(tensors[g].to(dtype=dtype)) for g in req["grad"]]
             # a scalar loss whose gradient is the vector-Jacobian product with grad_outs
             # (cheaper to start than backward(grad_tensors), which imports torch.fx on first use)
-            with watch:  # a fused kernel's backward, too
+            with check, watch:  # a fused kernel's backward, too
                 sum((o * g).sum() for o, g in zip(outs, grad_outs)).backward()
             names = list(req.get("args", [])) + [f"kw.{k}" for k in req.get("kwargs", {})]
             for name, t in zip(names, args + list(kwargs.values())):
@@ -457,15 +436,16 @@ def warm_up() -> None:
     x = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)
     att = torch.softmax((lin(x) @ x.transpose(-2, -1)).masked_fill(torch.ones(3, 3, dtype=torch.bool).triu(1), float("-inf")), -1)
     torch.nn.functional.dropout(att, 0.5, training=True).sum().backward()
-    meta = torch.nn.Linear(4, 4).to("meta")
-    with SameDevice():
-        meta(torch.empty(2, 3, 4, device="meta")).masked_fill(torch.ones(3, 4, dtype=torch.bool, device="meta"), 0.0)
+    emulated = EmulatedDevice()
+    lin = to_device(lin, emulated)
+    with emulated:
+        lin(x.detach().to("cuda")).masked_fill(torch.ones(3, 4, dtype=torch.bool, device="cuda"), 0.0).sum().item()
     load(save({"x": x.detach().float()}))
 
 
 def main() -> None:
     boot()
-    warm_up()  # torch's lazy first-use costs (meta device, autograd) are start-up, not the submission's time
+    warm_up()  # torch's lazy first-use costs (the emulated device, autograd) are start-up, not the submission's time
     limits = Limits(**json.loads(sys.argv[4])) if len(sys.argv) > 4 else Limits()
     serve(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), limits)
 

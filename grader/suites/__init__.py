@@ -18,3 +18,9 @@ def check(category: str, evidence: str | dict | None = None):
 
 def needs(*features: str):
     return pytest.mark.needs(*features)
+
+
+# What a failure of a device check is evidence for: a CPU tensor that is a mask (boolean, or zeros and -inf) names
+# the mask's device; any other CPU tensor (a scale, frequencies, positions) is named as such; an exception raised
+# only on the device is reported as the cause it is.
+ON_DEVICE = {"mask_device_mismatch": "mask_device", "device_mismatch": "tensor_on_cpu", "raised_exception": "runtime_error"}

@@ -1,31 +1,34 @@
 import pytest
 import torch
 
-from grader.suites import check, needs
-from grader.probes import input_shapes, output_shape
-from grader.harness import compare, expect
+from grader.suites import ON_DEVICE, check, needs
+from grader.probes import input_shapes
+from grader.harness import compare
 
 
-@check("device", evidence="mask_device")
+@check("device", evidence=ON_DEVICE)
 @needs("module")
-def test_runs_on_meta_device(kit, ex):
-    """After .to('meta') the module runs on meta tensors: nothing in forward is pinned to the CPU."""
+def test_runs_on_another_device(kit, ex):
+    """After module.to(device) the module runs on a second device (cuda:0, emulated with real values where no GPU
+    is): nothing in forward is pinned to the CPU, and the output is the one it gives on the CPU."""
     init = ex.config
-    shape = input_shapes(ex, init)[0]
-    shapes, _ = kit.run(init, [kit.randn(*shape)], params=kit.weights(init), device="meta")
-    want = output_shape(ex, init, shape)
-    expect(shapes[0] == want, f"on the meta device, input {shape} gave output {shapes[0]}, expected {want}", "shape_mismatch")
+    x, params = kit.randn(*input_shapes(ex, init)[0]), kit.weights(init)
+    (got,), _ = kit.run(init, [x], params=params, device="emulated")
+    (cpu,), _ = kit.run(init, [x], params=params)
+    compare(got, cpu, "on the device, the output (against your own output on the CPU)")
 
 
-@check("device", evidence="mask_device")
+@check("device", evidence=ON_DEVICE)
 @needs("function")
-def test_function_runs_on_meta_device(kit, ex):
-    """The function runs on meta tensors, with a mask on the same device."""
+def test_function_runs_on_another_device(kit, ex):
+    """The function runs on a second device, with the mask there too, and gives what it gives on the CPU."""
     c = ex.config
     q, k, v = kit.randn(2, c["L"], c["d_k"]), kit.randn(2, c["S"], c["d_k"], salt=1), kit.randn(2, c["S"], c["d_v"], salt=2)
     mask = torch.zeros(c["L"], c["S"], dtype=torch.bool)
-    shapes, _ = kit.run(None, [q, k, v], {"mask": mask}, device="meta", n_outputs=2)
-    expect(shapes[0] == (2, c["L"], c["d_v"]), f"on the meta device the output shape is {shapes[0]}", "shape_mismatch")
+    mask[:, -1] = True
+    got, _ = kit.run(None, [q, k, v], {"mask": mask}, device="emulated", n_outputs=2)
+    cpu, _ = kit.run(None, [q, k, v], {"mask": mask}, n_outputs=2)
+    compare(got[0], cpu[0], "on the device, the output (against your own output on the CPU)")
 
 
 @check("device")

@@ -1,0 +1,35 @@
+# expect: tensor_on_cpu
+# bug-lines: 30
+import math
+
+import torch
+import torch.nn as nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        if d_out % num_heads != 0:
+            raise ValueError("d_out must be divisible by num_heads")
+        self.d_out, self.num_heads, self.head_dim = d_out, num_heads, d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1).bool())
+
+    def forward(self, x):
+        B, T, _ = x.shape
+        nh, hs = self.num_heads, self.head_dim
+        q = self.W_query(x).view(B, T, nh, hs).transpose(1, 2)
+        k = self.W_key(x).view(B, T, nh, hs).transpose(1, 2)
+        v = self.W_value(x).view(B, T, nh, hs).transpose(1, 2)
+        att = q @ k.transpose(-2, -1)
+        # one temperature per head, (nh, 1, 1), built on the CPU: the mask buffer moves with the module, this does not
+        temperature = torch.full((nh, 1, 1), math.sqrt(hs), dtype=x.dtype)
+        att = att / temperature
+        att = att.masked_fill(self.mask[:T, :T], float("-inf"))
+        att = self.dropout(torch.softmax(att, dim=-1))
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, self.d_out)
+        return self.out_proj(y)
