@@ -589,11 +589,15 @@ def progress(as_json):
               help="Put this attention-kit wheel into the handout (default: one built from the running kit).")
 @click.option("--exercises", help="Which exercises, e.g. 1,3-5 (default: all).")
 @click.option("--force", is_flag=True, help="Write into a folder that is not empty.")
-def release_command(directory, audience, kit_spec, wheel, exercises, force):
+@click.option("--time-limit", metavar="DURATION", help="Printed at the top of the README, e.g. 3h, 90m, 2h30m, 2 days.")
+@click.option("--notes", type=click.Path(dir_okay=False, path_type=Path),
+              help="A Markdown file (a tools or AI policy, how to hand in...) put into the README as written.")
+def release_command(directory, audience, kit_spec, wheel, exercises, force, time_limit, notes):
     """Write the handout into DIRECTORY: the skeletons, a README and exercises/info.toml.
 
     Learners also get the kit as a wheel in wheels/ (or install --kit-spec) and a CPU-only torch
-    line. Candidates get no grader, no hints, no test configuration. No reference solutions and no
+    line. Candidates get no grader, no hints, no test configuration, but a setup section with the Python
+    and torch versions they are graded with and each exercise's points. No reference solutions and no
     hidden suites in the handout's files. Exit codes: 0 written · 2 usage error.
     """
     from grader.instructor import UsageError
@@ -601,7 +605,7 @@ def release_command(directory, audience, kit_spec, wheel, exercises, force):
 
     try:
         written = release(directory=directory, audience=audience, kit_spec=kit_spec, wheel=wheel,
-                          exercises=exercises, force=force)
+                          exercises=exercises, force=force, time_limit=time_limit, notes=notes)
     except UsageError as exc:
         fail(str(exc))
     click.echo(f"Wrote the {audience}' handout to {directory} ({len(written)} files). Submissions keep the file names "
@@ -667,8 +671,10 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
     you mean". A flat LMS download (Canvas's lastfirst_userid_submissionid_file.py) is grouped by
     student. Submissions already graded and unchanged are skipped; what is ambiguous, refused or empty
     is in the gradebook's note column.
-    Exit codes: 0 the batch ran (whatever the scores) · 2 usage error · 3 internal error · 4 refused: the
-    sandbox here cannot keep submissions from the reference and from each other (nothing graded).
+    Exit codes: 0 the batch ran and its gradebook was written (whatever the scores; a report or the cohort
+    page that could not be written is a warning on stderr) · 2 usage error · 3 internal error, or the gradebook
+    could not be written · 4 refused: the sandbox here cannot keep submissions from the reference and from each
+    other (nothing graded).
     """
     from grader.instructor import UsageError
     from grader.instructor.batch import batch_rubric, parse_shard, run_batch
@@ -698,12 +704,14 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
     if result.rows:
         out.print(summary_table(result.rows, [e.number for e in result.rows[0].exercises]))
         out.print(LEGEND, style="dim")
+    from grader.instructor.markup import clean
+
     noted = sum(1 for row in result.rows if row.notes)
     if noted:
         out.print(f"{noted} submission{'s have' if noted != 1 else ' has'} notes (ambiguous, refused or empty files): "
                   f"see the note column.", markup=False, highlight=False)
     for problem in result.problems:
-        click.echo(f"grade: {problem}", err=True)
+        click.echo(f"grade: warning: {clean(problem, 500)}", err=True)
     absent = sum(1 for row in result.rows if not row.digest)  # roster entries without a submission
     count = f"{len(result.rows) - absent} submission{'s' if len(result.rows) - absent != 1 else ''}"
     absent_text = f", {absent} in the roster without a submission" if absent else ""
@@ -713,6 +721,9 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
                         ("cohort page", result.index)):
         if path:
             out.print(f"{label + ':':<13}{path}", markup=False, highlight=False)
+    if output is not None and result.gradebook is None:
+        fail(f"the gradebook {output} could not be written (the warning above says why); grade again once it can",
+             INTERNAL)
 
 
 @cli.command("merge")
@@ -725,8 +736,9 @@ def merge_command(parts, output, weights, rubric, overrides, canvas, canvas_assi
     """Merge the partial gradebooks of `grade batch --shard I/N` (every shard 1..N, once each).
 
     The parts' weights and overrides are applied again; --weights, --rubric or --overrides replace them.
+    Batch caches among PARTS (part_I.cache.json, which part_*.json also matches) are skipped and named.
 
-    Exit codes: 0 merged · 2 usage error (a missing, repeated or mismatched shard, an unreadable part).
+    Exit codes: 0 merged · 2 usage error (a missing, repeated or mismatched shard, a file that is not a part).
     """
     from grader.instructor import UsageError
     from grader.instructor.merge import merge_gradebooks
@@ -736,6 +748,12 @@ def merge_command(parts, output, weights, rubric, overrides, canvas, canvas_assi
                                   overrides=overrides, canvas=canvas, assignment=canvas_assignment)
     except UsageError as exc:
         fail(str(exc))
+    if merged.skipped:
+        from grader.instructor.markup import clean
+
+        names = ", ".join(clean(str(p), 200) for p in merged.skipped)
+        click.echo(f"grade: skipped {len(merged.skipped)} batch cache{'s' if len(merged.skipped) != 1 else ''} "
+                   f"(not partial gradebooks): {names}", err=True)
     for problem in merged.unapplied:
         click.echo(f"grade: {problem}", err=True)
     click.echo(f"Merged {merged.shards} shard{'s' if merged.shards != 1 else ''} "
@@ -803,7 +821,8 @@ def gradescope_group():
               help="The attention-kit wheel to bundle (default: built from the running kit, installed or a checkout).")
 @click.option("--source", type=click.Path(file_okay=False, path_type=Path),
               help="Build the wheel from this attention-kit checkout instead.")
-@click.option("--torch", "torch_spec", default="torch>=2.2", show_default=True, help="The torch requirement setup.sh installs (CPU build).")
+@click.option("--torch", "torch_spec", help="The torch requirement setup.sh installs (CPU build; default: "
+                                           "torch==VERSION, the torch this kit runs with).")
 def gradescope_build(out, exercises, timeout, visibility, stdout_visibility, wheel, source, torch_spec):
     """Write OUT.zip: setup.sh, run_autograder, the kit as a wheel and its settings.
 

@@ -16,7 +16,7 @@ from grader.instructor.batch import Row, gradebook_json, report_name, run_batch,
 from grader.instructor.merge import merge, merge_gradebooks
 from grader.instructor.submissions import MAX_FILE_BYTES, MAX_ZIP_ENTRIES, discover, open_submission
 from grader.source import read_source
-from tests.conftest import COMMAND, CORPUS, run_grade
+from tests.conftest import COMMAND, CORPUS, grade_here, run_grade
 
 EX1, EX3 = load_catalog().get(1), load_catalog().get(3)
 MARKUP = "# </pre></td><script>alert('report')</script>\n"
@@ -141,6 +141,10 @@ def test_one_report_per_submission_self_contained_and_escaped(cohort):
     assert "missing" in carol and EX3.file in carol
     index = (root / "reports" / "index.html").read_text()
     assert "mask_inverted" in index and f'href="{report_name("bob")}#ex3"' in index
+    attention = index[index.index('id="attention"'):index.index('id="students"')]  # what to look at first
+    for kind, who in (("timeout", "carol"), ("policy", "mallory"), ("rejected", "dave"), ("ambiguous", "José Ñúñez")):
+        group = attention[attention.index(f'id="attention-{kind}"'):]
+        assert f'<a href="{report_name(who)}#ex' in group.split("</section>")[0], (kind, who)
 
 
 def test_rerun_skips_unchanged_and_regrades_changed(cohort):
@@ -348,8 +352,62 @@ def test_merge_reports_missing_and_repeated_shards(small_cohort):
     with pytest.raises(UsageError, match="shard 1/3 given twice"):
         merge([root / "p1.json", root / "p1.json", root / "p2.json", root / "p3.json"])
     bad = run_grade("merge", root / "full.json", "-o", root / "x.json")
-    assert bad.returncode == 2 and "not a partial gradebook" in bad.stderr and bad.stderr.count("\n") == 1
+    assert bad.returncode == 2 and "whole (unsharded) run" in bad.stderr and bad.stderr.count("\n") == 1
     assert run_grade("batch", root / "subs", "--shard", "4/3", "-o", root / "p.json").returncode == 2
+
+
+def test_merge_skips_the_batch_caches_a_glob_finds_and_says_what_else_is_not_a_part(small_cohort, tmp_path):
+    """Issue 20: `grade merge part_*.json` also matched part_N.cache.json and refused with wrong advice."""
+    root = small_cohort
+    full = json.loads((root / "full.json").read_text())
+    for i, names in ((1, ["ana", "ben", "cy"]), (2, ["dee"])):
+        part = {**full, "shard": {"index": i, "count": 2}, "rows": [r for r in full["rows"] if r["submission"] in names]}
+        (tmp_path / f"part_{i}.json").write_text(json.dumps(part))
+        (tmp_path / f"part_{i}.cache.json").write_bytes((root / "full.cache.json").read_bytes())  # a real cache
+    glob = sorted(tmp_path.glob("part_*.json"))
+    assert len(glob) == 4
+    proc = grade_here("merge", *glob, "-o", tmp_path / "all.json")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == f"grade: skipped 2 batch caches (not partial gradebooks): {glob[0]}, {glob[2]}\n"
+    assert (tmp_path / "all.json").read_text() == (root / "full.json").read_text()
+    (tmp_path / "all.csv").write_text("\ufeffsubmission,total\nana,3\n", encoding="utf-8")
+    (tmp_path / "notes.json").write_text('{"schema_version": 1, "hello": []}')
+    (tmp_path / "blob.json").write_bytes(b"\x89PNG\r\n")
+    for name, says in (("all.csv", "is a CSV gradebook; merge reads the JSON parts"),
+                       ("notes.json", "is not a gradebook of attention-kit"), ("blob.json", "is not JSON"),
+                       ("part_1.cache.json", "only batch caches")):
+        proc = grade_here("merge", tmp_path / name, "-o", tmp_path / "x.json")
+        assert proc.returncode == 2 and says in proc.stderr and proc.stderr.count("\n") == 1, (name, proc.stderr)
+        assert "--shard I/N -o part_I.json" in proc.stderr or name == "part_1.cache.json"
+
+
+def test_a_report_that_fails_in_a_shard_never_costs_the_shard_its_data(small_cohort, tmp_path, monkeypatch):
+    """The partial gradebook is written first and stays partial (it used to be rewritten without its shard)."""
+    import grader.instructor.report as report
+
+    root = small_cohort
+    real = report.render_report
+
+    def render(row, sources):
+        if row.submission == "ana":
+            raise ValueError("a template bug")
+        return real(row, sources)
+
+    monkeypatch.setattr(report, "render_report", render)
+    for i in (1, 2):  # the batch cache of the unsharded run: nothing is graded again
+        (tmp_path / f"part_{i}.cache.json").write_bytes((root / "full.cache.json").read_bytes())
+    proc = grade_here("batch", root / "subs", "--shard", "1/2", "--exercises", "1", "-q", "-o", tmp_path / "part_1.json",
+                      "--report-dir", tmp_path / "reports")
+    assert proc.returncode == 0, proc.stderr
+    part = json.loads((tmp_path / "part_1.json").read_text())
+    assert part.get("shard") == {"index": 1, "count": 2}
+    assert "grade: warning: could not render the report of ana: ValueError" in proc.stderr
+    assert {r["submission"]: bool(r["report"]) for r in part["rows"]} == {"ana": False, "ben": True, "cy": True}
+    run_batch(submissions_dir=root / "subs", jobs=0, output=tmp_path / "part_2.json", exercises="1", progress=False,
+              shard=(2, 2))
+    merged = merge([tmp_path / "part_1.json", tmp_path / "part_2.json"])
+    assert [(r.submission, r.total) for r in merged.rows] == [(r["submission"], r["total"])
+                                                              for r in json.loads((root / "full.json").read_text())["rows"]]
 
 
 def test_a_name_with_a_newline_cannot_add_a_row_to_the_summary():

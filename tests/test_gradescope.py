@@ -39,6 +39,10 @@ def test_bundle_has_the_required_files_at_its_root(bundle):
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
     assert config["exercises"] == [1, 3] and config["timeout"] == 20
     assert wheel_name.startswith("attention_kit-") and wheel_name in setup
+    from grader.instructor.kitwheel import built_torch
+
+    pinned = re.findall(r'pip install --quiet "(torch[^"]*)"', setup)
+    assert pinned == [f"torch=={built_torch()}"]  # the torch this kit runs with, not whatever is newest
     with zipfile.ZipFile(bundle) as z, zipfile.ZipFile(z.open(wheel_name)) as wheel:
         inside = set(wheel.namelist())
     assert {"grader/cli.py", "grader/instructor/gradescope.py", "grader/_kit/solutions/03_causal_attention.py",

@@ -80,7 +80,7 @@ def test_classroom_template_installs_its_own_wheel(world):
     top, venv, env = world
     repo = top / "classroom"
     sh("grade", "classroom", repo, "--exercises", "2", cwd=top, env=env)
-    steps = yaml.safe_load((repo / ".github" / "workflows" / "classroom.yml").read_text())["jobs"]["autograding"]["steps"]
+    steps = yaml.safe_load((repo / ".github" / "workflows" / "classroom.yml").read_text())["jobs"]["run-autograding-tests"]["steps"]
     install = next(s for s in steps if s.get("name") == "Install the grader")["run"].splitlines()
     assert "download.pytorch.org/whl/cpu" in install[0]
     spec = shlex.split(install[1])[-1]

@@ -74,7 +74,7 @@ def test_the_leak_check_finds_a_planted_solution_and_suite(tmp_path):
 
 def test_candidates_get_a_take_home_without_the_grader(tmp_path):
     out = tmp_path / "take-home"
-    proc = run_grade("release", out, "--audience", "candidates", "--exercises", "2,4")
+    proc = grade_here("release", out, "--audience", "candidates", "--exercises", "2,4")
     assert proc.returncode == 0, proc.stderr
     files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
     assert files == ["README.md", "exercises/02_scaled_dot_product.py", "exercises/04_multihead_attention.py",
@@ -90,9 +90,46 @@ def test_candidates_get_a_take_home_without_the_grader(tmp_path):
         assert word not in text, word
     assert not any(hint in text for ex in EXERCISES for hint in ex.hints)
     readme = (out / "README.md").read_text()
-    assert "pip install" not in readme and "grade hint" not in readme
+    assert "attention-kit" not in readme and "wheels/" not in readme and "grade hint" not in readme
     assert "01_self_attention" not in readme and "exercises/04_multihead_attention.py" in readme
     assert leaks(out) == []
+
+
+def test_candidates_handout_says_how_to_set_up_what_counts_and_the_teams_rules(tmp_path):
+    import platform
+
+    from grader.instructor.grading import max_points
+    from grader.instructor.kitwheel import built_torch
+
+    notes = tmp_path / "policy.md"
+    notes.write_text("# Tools and AI\n\nDocumentation and search engines are fine. **No AI assistants.**\n\n"
+                     "```bash\n# keep this comment\n```\n", encoding="utf-8")
+    out = tmp_path / "take-home"
+    proc = grade_here("release", out, "--audience", "candidates", "--exercises", "2,4", "--time-limit", "2h30m",
+                      "--notes", notes)
+    assert proc.returncode == 0, proc.stderr
+    readme = (out / "README.md").read_text()
+    setup = readme.split("## Setup", 1)[1].split("\n## ", 1)[0]
+    commands = setup.split("```bash\n", 1)[1].split("```", 1)[0].strip().splitlines()
+    assert commands == ["python3 -m venv .venv && . .venv/bin/activate",
+                        f"pip install torch=={built_torch()} --index-url https://download.pytorch.org/whl/cpu"]
+    assert f"graded with Python {platform.python_version()}" in " ".join(setup.split())
+    rows = {line.split("|")[1].strip(): line.split("|")[4].strip() for line in readme.splitlines()
+            if line.startswith("| ") and "exercises/" in line}
+    assert rows == {"2": str(max_points(2)), "4": str(max_points(4))}
+    assert f"{max_points(2) + max_points(4)} points in all" in readme
+    assert readme.index("**Time limit: 2 hours 30 minutes.**") < readme.index("## Setup")
+    team = readme.split("## From the hiring team", 1)[1].split("\n## ", 1)[0]
+    assert "### Tools and AI" in team and "**No AI assistants.**" in team and "# keep this comment" in team
+    for args, says in ((("--time-limit", "soon"), "--time-limit takes a duration"),
+                       (("--time-limit", "0m"), "between one minute and 60 days"),
+                       (("--notes", tmp_path / "absent.md"), "cannot read --notes"),
+                       (("--notes", tmp_path), "is a directory")):
+        bad = grade_here("release", tmp_path / "other", "--audience", "candidates", *args)
+        assert bad.returncode == 2 and says in bad.stderr and bad.stderr.count("\n") == 1, (args, bad.stderr)
+    (tmp_path / "blob.md").write_bytes(b"\xff\xfe\x00binary")
+    bad = grade_here("release", tmp_path / "other", "--audience", "candidates", "--notes", tmp_path / "blob.md")
+    assert bad.returncode == 2 and "is not UTF-8 text" in bad.stderr
 
 
 def test_release_refuses_a_folder_with_files(tmp_path):

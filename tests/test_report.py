@@ -122,7 +122,78 @@ def _cohort_rows(graded):
     return rows
 
 
-def test_cohort_page_counts_and_escapes(graded):
+def _attention_rows():
+    """One submission per thing a person must look at, and a dozen with a mistake each (more than 10 kinds)."""
+    from grader.instructor.grading import ExerciseResult
+
+    def ex(number, status, score=0, diagnoses=(), note="", tests=()):
+        verdict = {"tests": list(tests), "diagnoses": [{"id": d, "title": f"title of {d}"} for d in diagnoses]}
+        return ExerciseResult(number, f"slug{number}", status, score, 10, list(diagnoses), note=note, verdict=verdict)
+
+    hang = {"name": "t", "status": "timeout", "message": "one call never returned (an infinite loop?)"}
+    return [
+        Row("hang", "d", [ex(1, "failed", 2, ["timeout"], tests=[hang]), ex(2, "passed", 10)], report="r/hang-1.html"),
+        Row("osman", "d", [ex(1, "failed", 0, ["unsafe_code"]), ex(2, "failed", 0, ["forbidden_api"])]),
+        Row("syd", "d", [ex(1, "failed", 0, ["syntax_error"]),
+                         ex(2, "missing", note="no 02_x.py; did you mean 02_X (1).py?")]),
+        Row("err", "d", [ex(1, "error", note="internal grader error: KeyError: 'x'"), ex(2, "passed", 10)]),
+        Row("big", "d", [ex(1, "rejected", note="01_x.py is larger than 1 MB"), ex(2, "passed", 10)]),
+        Row("zip", "d", [ex(1, "rejected", note="not a readable zip"), ex(2, "rejected", note="not a readable zip")],
+            problem="not a readable zip archive (BadZipFile: File is not a zip file)"),
+        Row("many", "d", [ex(1, "failed", 1, ["no_scaling"]), ex(2, "failed", 3, ["mask_inverted"])]),
+        *[Row(f"m{i:02d}", "d", [ex(1, "failed", 1, [f"mistake_{i:02d}"]), ex(2, "passed", 10)]) for i in range(12)],
+    ]
+
+
+def test_cohort_page_puts_what_needs_attention_first_and_counts_every_mistake():
+    from grader.instructor.cohort import cohort_page, frequent_diagnoses, needs_attention
+
+    rows = _attention_rows()
+    groups = {g["kind"]: [(i["name"], i["exercise"]) for i in g["entries"]] for g in needs_attention(rows)}
+    assert list(groups) == ["error", "unreadable", "timeout", "policy", "syntax", "rejected", "ambiguous"]
+    assert groups == {"error": [("err", 1)], "unreadable": [("zip", None)], "timeout": [("hang", 1)],
+                      "policy": [("osman", 1), ("osman", 2)], "syntax": [("syd", 1)], "rejected": [("big", 1)],
+                      "ambiguous": [("syd", 2)]}
+    timeout = next(g for g in needs_attention(rows) if g["kind"] == "timeout")["entries"][0]
+    assert timeout["detail"].startswith("one call never returned") and timeout["report"] == "hang-1.html#ex1"
+    counted = {(d["id"], d["exercise"]): d["count"] for d in frequent_diagnoses(rows)}
+    assert len(counted) == 18 and all(counted[(f"mistake_{i:02d}", 1)] == 1 for i in range(12))  # no cap of 10
+    html = cohort_page(rows, [1, 2])
+    assert html.index('id="attention"') < html.index('id="students"') < html.index('id="histogram"')
+    assert html.count('class="diag"') == 18 and "mistake_11" in html
+    assert html.count("<tr data-search=") == len(rows)
+
+
+def test_cohort_page_shows_the_course_points_notes_and_who_handed_nothing_in():
+    """With the gradebook's weights and overrides, notes and roster: what the course gives, what was noticed."""
+    from grader.instructor.cohort import cohort_page, grid, needs_attention
+    from grader.instructor.grading import ExerciseResult
+    from grader.instructor.rubric import Mark, Override
+
+    done = Row("ida", "d", [ExerciseResult(1, "s1", "failed", 12, 24, ["no_scaling"]),
+                            ExerciseResult(2, "s2", "passed", 17, 17)], notes=["a .py and an .ipynb for exercise 1"])
+    done.marks = {1: Mark(7.5, 10, 5.0, Override("ida", 1, None, 2.5, "late fix accepted")), 2: Mark(20, 20, 20)}
+    absent = Row("joe", "", [ExerciseResult(n, f"s{n}", "missing", 0, 10, note="no submission") for n in (1, 2)],
+                 problem="in the roster, but no submission was found")
+    groups = {g["kind"]: [(i["name"], i["detail"]) for i in g["entries"]] for g in needs_attention([done, absent])}
+    assert groups == {"absent": [("joe", "in the roster, but no submission was found")],
+                      "ambiguous": [("ida", "a .py and an .ipynb for exercise 1")]}
+    ida = grid([done], [1, 2])[0]
+    assert (ida["total"], ida["max_total"], ida["percent"]) == ("27.5", "30", 92)
+    assert ida["cells"][0]["score"] == "7.5" and "changed by hand: late fix accepted" in ida["cells"][0]["hover"]
+    assert "median 27.5/30 points" in cohort_page([done], [1, 2])
+
+
+def _grid(html: str) -> list[list[tuple[str, str, str]]]:
+    body = html[html.index("<tbody>"):html.index("</tbody>")]
+    return [re.findall(r'<td data-col="(\w+)" data-v="([^"]*)"[^>]*?(?: title="([^"]*)")?>', tr)
+            for tr in body.split("<tr")[1:]]
+
+
+def test_cohort_grid_sorts_filters_and_escapes(graded):
+    import base64
+    import hashlib
+
     from grader.instructor.cohort import cohort_page, frequent_diagnoses
 
     rows = _cohort_rows(graded)
@@ -132,22 +203,40 @@ def test_cohort_page_counts_and_escapes(graded):
     assert top[0]["maps"] and top[0]["students"][0]["report"].endswith("#ex3")
     html = cohort_page(rows, [1, 2, 3, 4])
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html and "\x1b" not in html
-    assert "<script" not in html and 'src="http' not in html and "<link" not in html
+    assert 'src="http' not in html and "<link" not in html and "http://" not in html.replace("http://www.w3.org", "")
+    grid = _grid(html)
+    assert [cells[0][1][:3] for cells in grid] == ["Bea", "Cem", "Dov", "Eli", "ana"]
+    ana = {col: (v, title) for col, v, title in grid[-1]}
+    assert ana["ex3"][0] == str(rows[0].exercises[2].score) and "mask_inverted" in ana["ex3"][1]
+    assert ana["ex2"][1].startswith("exercise 2 (scaled_dot_product) · missing · 0/")
+    (script,) = re.findall(r"<script>(.*?)</script>", html, re.S)
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', html)[1].replace("&#39;", "'")
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    assert policy.startswith("default-src 'none'") and f"script-src 'sha256-{digest}'" in policy
+    assert html.count("<script") == 1 and "onclick" not in html and "javascript:" not in html
 
 
 @pytest.mark.skipif(not shutil.which(CHROMIUM), reason="headless Chromium is not installed (CI installs it)")
-def test_cohort_page_renders_in_chromium(graded, tmp_path):
+def test_cohort_page_renders_sorts_and_filters_in_chromium(graded, tmp_path):
     from grader.instructor.cohort import cohort_page
 
+    rows = _cohort_rows(graded) + _attention_rows()
     page = tmp_path / "index.html"
-    page.write_text(cohort_page(_cohort_rows(graded), [1, 2, 3, 4]), encoding="utf-8")
+    page.write_text(cohort_page(rows, [1, 2, 3, 4]), encoding="utf-8")
     flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
              "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}"]
-    dom = subprocess.run([*flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+
+    dom = subprocess.run([*flags, "--dump-dom", page.as_uri() + "#q=mask_inverted&sort=total&dir=desc"],
+                         capture_output=True, text=True, timeout=120).stdout
+    assert 'data-ready="1"' in dom, "the inline script did not run under the page's Content-Security-Policy"
     assert dom.count('class="bin"') == 10 and dom.count('class="exercise-rate"') == 4
-    assert '<strong class="count">3</strong>' in dom and "mask_inverted" in dom
-    assert dom.count("<svg") >= 2 and "<img" not in dom  # heat-map thumbnails; the hostile name stayed text
-    assert dom.count("#ex3") >= 3
+    assert '<strong class="count">3</strong>' in dom and dom.count("<svg") >= 2 and "<img" not in dom
+    body = dom[dom.index("<tbody>"):dom.index("</tbody>")]
+    ordered = [(tr, int(re.search(r'data-col="total" data-v="(\d+)"', tr)[1])) for tr in body.split("<tr")[1:]]
+    assert [t for _, t in ordered] == sorted((t for _, t in ordered), reverse=True) and len(ordered) == len(rows)
+    visible = [re.search(r'data-col="name" data-v="([^"]*)"', tr)[1][:3] for tr, _ in ordered
+               if " hidden=" not in tr.split(">")[0]]
+    assert sorted(visible) == ["Cem", "Dov", "ana", "man"] and f"4 of {len(rows)} shown" in dom
     shot = tmp_path / "index.png"
     subprocess.run([*flags, "--hide-scrollbars", "--window-size=1100,1800", f"--screenshot={shot}", page.as_uri()],
                    capture_output=True, timeout=120)

@@ -2,6 +2,8 @@
 from outside the worker; the wall clock is only a generous backstop, reported as such (issue 20, item 1)."""
 from __future__ import annotations
 
+import csv
+import io
 import os
 import subprocess
 import sys
@@ -66,6 +68,54 @@ def test_the_same_bytes_get_the_same_grade_beside_a_cpu_hog(tmp_path):
             hog.wait()
     assert loaded == [alone, alone]
 
+
+
+@pytest.mark.skipif(not os.environ.get("ATTENTION_KIT_LOAD_TESTS"),
+                    reason="a cohort graded twice, once beside six CPU hogs: .ci/run sets ATTENTION_KIT_LOAD_TESTS=1")
+def test_a_cohort_graded_twice_once_beside_cpu_hogs_gives_identical_gradebooks(tmp_path):
+    """Issue 20's "done when": four submissions of exercises 1-3 (right, buggy, hanging, not started, missing, and
+    two near the budget) through `grade batch`'s pool, alone and beside six CPU hogs; the CSVs are compared byte
+    for byte. No column is left out: the gradebook holds no timing (produced_by names the budget, not the time)."""
+    from grader.instructor.batch import run_batch
+
+    ex2, ex3 = load_catalog().get(2), load_catalog().get(3)
+    corpus = ROOT / "tests" / "corpus"
+    near = _slow_but_correct(tmp_path).read_text(encoding="utf-8")
+    cohort = {
+        "alice": {EX1.file: near, ex2.file: ex2.solution_path, ex3.file: ex3.solution_path},
+        "bob": {EX1.file: corpus / "01" / "no_scaling.py", ex2.file: corpus / "02" / "scale_not_sqrt.py",
+                ex3.file: corpus / "03" / "mask_inverted.py"},
+        "carol": {EX1.file: corpus / "01" / "timeout_loop.py", ex2.file: ex2.skeleton_path},
+        "dan": {EX1.file: near, ex3.file: corpus / "03" / "mask_inverted.py"},
+    }
+    subs = tmp_path / "subs"
+    for name, files in cohort.items():
+        (subs / name).mkdir(parents=True)
+        for file, source in files.items():
+            text = source if isinstance(source, str) else source.read_text(encoding="utf-8")
+            (subs / name / file).write_text(text, encoding="utf-8")
+
+    def graded(where: str) -> bytes:
+        out = tmp_path / where / "gradebook.csv"  # a folder each: no cache is shared, everything is graded
+        result = run_batch(submissions_dir=subs, jobs=2, output=out, exercises="1-3", timeout=BUDGET_S, progress=False)
+        assert result.graded == len(cohort) and not result.problems
+        return out.read_bytes()
+
+    alone = graded("alone")
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(HOGS)]
+    try:
+        time.sleep(0.3)
+        loaded = graded("loaded")
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    rows = {r["submission"]: r for r in csv.DictReader(io.StringIO(alone.decode("utf-8-sig")))}
+    statuses = {name: [r[f"ex{n}_status"] for n in (1, 2, 3)] for name, r in rows.items()}
+    assert statuses == {"alice": ["passed"] * 3, "bob": ["failed"] * 3, "carol": ["failed", "not_started", "missing"],
+                        "dan": ["passed", "missing", "failed"]}, rows
+    assert rows["carol"]["ex1_diagnoses"].split()[0] == "timeout"  # the loop met the CPU budget
+    assert loaded == alone, (alone.decode(), loaded.decode())
 
 
 def test_a_worker_that_waits_meets_the_backstop_not_the_budget(write):

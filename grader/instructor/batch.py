@@ -435,11 +435,9 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
             if canvas is not None:
                 result.problems += write_canvas(canvas, ordered, assignment)
             if outputs.report_dir is not None:
-                _write_reports(result, {s.name: s for s in subs}, outputs)
+                _write_reports(result, {s.name: s for s in subs}, outputs, numbers, shard)
         if outputs.report_dir is not None and shard is None:
-            from grader.instructor.cohort import cohort_page
-
-            result.index = _write(outputs.report_dir, "index.html", cohort_page(ordered, numbers), result.problems)
+            _write_cohort_page(result, numbers, outputs)
     finally:
         outputs.close()
     result.elapsed_s = time.perf_counter() - started
@@ -485,8 +483,8 @@ def _save(outputs: Outputs, result: BatchResult, previous: dict, numbers: list[i
         _write(outputs.cache_dir, cache_name(outputs.output), cache_text(result.rows, previous), result.problems)
 
 
-def _write_reports(result: BatchResult, subs: dict, outputs: Outputs) -> None:
-    """One report per row; one that cannot be rendered or written loses only itself."""
+def _write_reports(result: BatchResult, subs: dict, outputs: Outputs, numbers: list[int], shard) -> None:
+    """One report per row; one that cannot be rendered or written loses only itself (and its link)."""
     from grader.instructor.report import render_report
     from grader.source import shown_source
 
@@ -506,9 +504,20 @@ def _write_reports(result: BatchResult, subs: dict, outputs: Outputs) -> None:
         else:
             result.reports.append(path)
     if lost and outputs.gradebook_dir is not None and result.gradebook is not None:  # no links to missing reports
-        numbers = [e.number for e in result.rows[0].exercises]
-        text = gradebook_text(result.rows, numbers, outputs.output.name, None, result.rubric, result.unapplied)
+        text = gradebook_text(result.rows, numbers, outputs.output.name, shard, result.rubric, result.unapplied)
         _write(outputs.gradebook_dir, outputs.output.name, text, result.problems)
+
+
+def _write_cohort_page(result: BatchResult, numbers: list[int], outputs: Outputs) -> None:
+    """index.html; like a report, a page that cannot be rendered costs nothing but itself."""
+    from grader.instructor.cohort import cohort_page
+
+    try:
+        page = cohort_page(result.rows, numbers)
+    except Exception as exc:
+        result.problems.append(f"could not render the cohort page: {type(exc).__name__}")
+        return
+    result.index = _write(outputs.report_dir, "index.html", page, result.problems)
 
 
 class _progress:

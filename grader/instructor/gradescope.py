@@ -22,7 +22,7 @@ from grader import __version__
 from grader.catalog import kit_dir, load_catalog
 from grader.pack import default_pack, use_pack
 from grader.instructor import UsageError, select_exercises
-from grader.instructor.kitwheel import WheelError, kit_wheel
+from grader.instructor.kitwheel import WheelError, built_torch, kit_wheel
 from grader.instructor.markup import clean, md_block, md_code
 
 CONFIG = "attention-kit.json"
@@ -32,14 +32,16 @@ BundleError = WheelError
 
 def build_bundle(*, out: Path, source: Path | None = None, wheel: Path | None = None, exercises: str | None = None,
                  timeout: float = 30.0, visibility: str = "visible", stdout_visibility: str = "hidden",
-                 torch_spec: str = "torch>=2.2") -> Path:
-    """Write the autograder zip to out; returns out."""
+                 torch_spec: str | None = None) -> Path:
+    """Write the autograder zip to out; returns out. torch_spec: what setup.sh installs (default: the torch this
+    kit runs with, pinned, so every submission is graded with the torch the kit was tested with)."""
     if Path(out).suffix.lower() != ".zip":
         raise UsageError(f"the bundle must be a .zip file, not {Path(out).name!r}")
     for v in (visibility, stdout_visibility):
         if v not in VISIBILITIES:
             raise UsageError(f"unknown visibility {v!r}; choose one of {', '.join(VISIBILITIES)}")
     numbers = [ex.number for ex in select_exercises(exercises)]
+    torch_spec = torch_spec or f"torch=={built_torch()}"
     env = Environment(loader=FileSystemLoader(str(kit_dir("templates") / "gradescope")), undefined=StrictUndefined,
                       keep_trailing_newline=True)
     with tempfile.TemporaryDirectory(prefix="attention-kit-wheel-") as tmp:

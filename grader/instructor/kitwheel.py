@@ -30,6 +30,11 @@ INDEX_OPTIONS = ("--index-url", "--extra-index-url", "-i", "--find-links", "-f")
 TORCH_CPU = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
 
 
+def built_torch() -> str:
+    """The torch release this kit runs (and was tested) with, without its local tag: 2.13.0+cpu -> 2.13.0."""
+    return importlib.metadata.version("torch").split("+", 1)[0]
+
+
 class WheelError(Exception):
     """No wheel of the kit could be made (an internal error)."""
 

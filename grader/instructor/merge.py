@@ -1,16 +1,19 @@
 """`grade merge`: partial gradebooks from `grade batch --shard I/N` back into the gradebook an unsharded run writes.
 
 merge checks that exactly the shards 1..N are there, once each, graded alike. The weights and overrides
-recorded in the parts are applied again (or those given to `grade merge`, which replace them).
+recorded in the parts are applied again (or those given to `grade merge`, which replace them). A shell glob
+such as part_*.json also finds the batch caches written beside the parts (part_I.cache.json): those are
+skipped and named; any other file that is not a partial gradebook is refused with what it is.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader import __version__
 from grader.instructor import UsageError
-from grader.instructor.batch import GRADEBOOK_SUFFIXES, Row, check_canvas, gradebook_text, write_canvas
+from grader.instructor.batch import CACHE_SCHEMA, GRADEBOOK_SUFFIXES, Row, check_canvas, gradebook_text, write_canvas
 from grader.instructor.gradebook import SCHEMA
 from grader.instructor.grading import ExerciseResult
 from grader.instructor.rubric import Rubric, apply, load_rubric
@@ -24,26 +27,45 @@ class Merged:
     shards: int
     rubric: Rubric | None = None
     unapplied: list[str] = ()  # overrides that name no submission or exercise of the cohort
+    skipped: list[Path] = field(default_factory=list)  # batch caches the glob found beside the parts
 
 
-def _read_part(path: Path) -> dict:
+def _is_cache(doc) -> bool:
+    return isinstance(doc, dict) and doc.get("schema") == CACHE_SCHEMA and isinstance(doc.get("rows"), dict)
+
+
+def _read_part(path: Path) -> dict | None:
+    """The partial gradebook at path, or None for a batch cache; anything else is a usage error saying what it is."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        raw = Path(path).read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if raw.startswith(b"\xef\xbb\xbfsubmission,") or raw.startswith(b"submission,"):
+        raise UsageError(f"{path} is a CSV gradebook; merge reads the JSON parts that "
+                         f"`grade batch SUBS --shard I/N -o part_I.json` writes")
+    try:
+        doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
-        raise UsageError(f"{path} is not a JSON gradebook") from None
-    shard = doc.get("shard") if isinstance(doc, dict) else None
-    if not isinstance(shard, dict) or doc.get("schema_version") != SCHEMA or not isinstance(doc.get("rows"), list):
-        raise UsageError(f"{path} is not a partial gradebook (write one with `grade batch SUBS --shard I/N -o {path}`)")
+        raise UsageError(f"{path} is not JSON: merge reads the partial gradebooks that "
+                         f"`grade batch SUBS --shard I/N -o part_I.json` writes") from None
+    if _is_cache(doc):
+        return None
+    if not isinstance(doc, dict) or doc.get("schema_version") != SCHEMA or not isinstance(doc.get("rows"), list):
+        raise UsageError(f"{path} is not a gradebook of attention-kit {__version__}: merge reads the partial "
+                         f"gradebooks that `grade batch SUBS --shard I/N -o part_I.json` writes")
+    if not isinstance(doc.get("shard"), dict):
+        raise UsageError(f"{path} is the gradebook of a whole (unsharded) run, not a partial one: it needs no merge")
     return doc
 
 
 def merge(parts: list[Path]) -> Merged:
-    """Combine partial gradebooks; a missing, repeated or mismatched shard is a usage error."""
-    if not parts:
-        raise UsageError("no partial gradebooks to merge")
-    docs = [(Path(p), _read_part(p)) for p in parts]
+    """Combine partial gradebooks; a missing, repeated or mismatched shard is a usage error, a batch cache is skipped."""
+    read = [(Path(p), _read_part(p)) for p in parts]
+    docs = [(path, doc) for path, doc in read if doc is not None]
+    skipped = [path for path, doc in read if doc is None]
+    if not docs:
+        raise UsageError("no partial gradebooks to merge" + (f" (only batch caches: {', '.join(map(str, skipped))})"
+                                                            if skipped else ""))
     first_path, first = docs[0]
     count = first["shard"]["count"]
     by_index: dict[int, Path] = {}
@@ -73,7 +95,7 @@ def merge(parts: list[Path]) -> Merged:
         rubric = Rubric.from_dict(first["rubric"]) if first.get("rubric") else None
     except (TypeError, ValueError, AttributeError):
         raise UsageError(f"{first_path} is not a partial gradebook (its rubric is malformed)") from None
-    return Merged(sorted(rows, key=lambda r: r.submission), first["exercises"], count, rubric)
+    return Merged(sorted(rows, key=lambda r: r.submission), first["exercises"], count, rubric, skipped=skipped)
 
 
 def _recorded(doc: dict, key: str):
