@@ -7,7 +7,7 @@ import os
 from grader.catalog import load_catalog
 from grader.devcheck import check, readme_table
 from grader.pack import Pack
-from tests.conftest import ROOT, run_grade
+from tests.conftest import ROOT, grade_here, run_grade
 
 PACK = ROOT / "examples" / "alibi-pack"
 
@@ -50,7 +50,7 @@ def test_every_command_that_reads_exercises_takes_the_pack():
     pack = ROOT / "examples" / "alibi-pack"
     for args in (["hint", "13"], ["solution", "13", "--force"], ["explain", "13", "--no-pager"], ["reset", "13", "--yes"],
                  ["similarity", str(ROOT / "examples"), "--exercises", "13"]):
-        proc = run_grade(*args, "--pack", pack, cwd=ROOT)
+        proc = grade_here(*args, "--pack", pack, cwd=ROOT)
         assert "unknown exercise" not in proc.stderr and "No such option" not in proc.stderr, (args, proc.stderr)
         assert "Traceback" not in proc.stderr, (args, proc.stderr)
 

@@ -301,11 +301,13 @@ def test_a_pack_declares_its_own_point_category(tmp_path):
     assert catalog.categories[-1] == "slopes"
     before = max_score(load_catalog(ALIBI).get(13))
     assert max_score(catalog.get(13)) == before - 2 + 5
-    proc = run_grade("dev", "check", "--pack", pack.root, "--no-corpus")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    from grader.devcheck import metadata_problems
 
-    edit(pack.info, "slopes = 5\n", "")
-    proc = run_grade("exercise", "13", pack.solutions / "13_alibi.py", "--pack", pack.root)
+    assert metadata_problems(pack)[1] == []
+
+    undeclared = copy_pack(ALIBI, tmp_path, name="undeclared")  # a pack of its own: nothing of it loaded yet
+    edit(undeclared.checks / "ex13_alibi.py", '@check("numerics")', '@check("slopes")')
+    proc = grade_here("exercise", "13", undeclared.solutions / "13_alibi.py", "--pack", undeclared.root)
     assert proc.returncode == 2 and "@check('slopes'): no such category" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
 
@@ -349,10 +351,20 @@ def test_the_guide_sends_no_one_to_the_source():
                                         ("diagnose = 3", "diagnose: must be a function")])
 def test_an_exercise_modules_names_are_checked_when_it_loads(tmp_path, line, says):
     """The core reads an exercise module through one typed ExerciseModule, built once; a name of the wrong shape
-    is the pack's error naming the file and the name (exit 2), before anything is graded."""
-    pack = copy_pack(ALIBI, tmp_path)
+    is the pack's error naming the file and the name."""
+    from grader.pack import exercise_module
+
+    pack = copy_pack(ALIBI, tmp_path, name=f"pack_{abs(hash(line))}")  # a module name of its own: loaded afresh
     module = pack.checks / "ex13_alibi.py"
     module.write_text(module.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
-    proc = run_grade("exercise", "13", pack.solutions / "13_alibi.py", "--pack", pack.root)
-    assert proc.returncode == 2 and f"ex13_alibi.py: {says}" in proc.stderr, proc.stderr
+    with pytest.raises(PackCodeError, match=re.escape(f"ex13_alibi.py: {says}")):
+        exercise_module(read_catalog(pack).get(13))
+
+
+def test_a_malformed_exercise_module_stops_the_grade_with_exit_2(tmp_path):
+    pack = copy_pack(ALIBI, tmp_path)
+    module = pack.checks / "ex13_alibi.py"
+    module.write_text(module.read_text(encoding="utf-8") + "\nALIASES = {'a': 3}\n", encoding="utf-8")
+    proc = grade_here("exercise", "13", pack.solutions / "13_alibi.py", "--pack", pack.root)
+    assert proc.returncode == 2 and "ex13_alibi.py: ALIASES: must be a dict" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
