@@ -136,7 +136,7 @@ def test_watch_is_one_screen_at_80x24_where_every_key_works(workspace):
         assert "(mask_inverted)" in "\n".join(screen[:6])  # ... and its diagnosis on the first screen
         assert screen[-1].startswith("h hint  e explain  d details  l list  n next")
         for key, shows in (("h", "Hint 2/3:"), ("l", "▸  3   causal_attention"), ("l", "(mask_inverted)"),
-                           ("d", "passed  policy"), ("j", "↑ 1 line above"), ("\x1b[B", "↑ 2 lines above"),
+                           ("d", "Cause: The mask is inverted"), ("j", "↑ 1 line above"), ("\x1b[B", "↑ 2 lines above"),
                            ("z", "'z' does nothing here"), ("d", "(mask_inverted)")):
             term.press(key)
             screen = term.on_screen(shows)
