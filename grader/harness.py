@@ -172,8 +172,11 @@ class Harness:
         """Submission outputs (and gradients) as plain CPU tensors, checked for type and count.
 
         device: "cpu", "cuda" (a real GPU), or "emulated" (cuda:0 as the submission sees it, computed on the CPU
-        with real values, refusing to mix devices as CUDA does: grader/sandbox/emulated.py)."""
+        with real values, refusing to mix devices as CUDA does: grader/sandbox/emulated.py). "meta", what packs
+        used before the emulation, runs emulated and returns only the output shapes (tuples) and no gradients."""
         device = device or self.device
+        shapes_only = device == "meta"  # the meta device's contract, kept for packs that use it: shapes, no values
+        device = "emulated" if shapes_only else device
         tensors = {f"param.{k}": v for k, v in (params or {}).items()}
         names = []
         for i, a in enumerate(args):
@@ -214,6 +217,8 @@ class Harness:
                    f"{what} for input {tuple(args[0].shape)} has shape {tuple(t.shape)}, expected {want_shapes[i]}",
                    "shape_mismatch")
             outs.append(t)
+        if shapes_only:
+            return [tuple(t.shape) for t in outs], {}
         grads = {k.removeprefix("grad."): v for k, v in out.items() if k.startswith("grad.")}
         return outs, grads
 

@@ -81,3 +81,14 @@ def test_hint_levels_outside_a_workspace_are_kept_per_pack_and_slug(tmp_path, mo
     workspace.Hints(None).mark(kit_1, 2)
     hints = workspace.Hints(None)
     assert hints.seen(kit_1) == 2 and hints.seen(copy_1) == 0  # same number, another pack
+
+
+def test_the_second_example_pack_is_valid_and_uses_what_a_pack_may_declare():
+    """examples/window-pack (written from the guide alone): a module exercise with `causal` on a sliding window
+    and a point category of its own; .ci/run grades its corpus (`grade dev check --pack examples/window-pack`)."""
+    from grader.devcheck import metadata_problems
+
+    window = Pack.at(ROOT / "examples" / "window-pack")
+    catalog, problems = metadata_problems(window)
+    assert problems == [] and "window" in catalog.categories
+    assert catalog.get(1).has("causal") and catalog.get(1).kind == "module"

@@ -1,0 +1,16 @@
+"""Exercise 2 reference: one grouped-query attention decode step."""
+import math
+
+import torch
+
+
+def gqa_decode_step(q, k_cache, v_cache):
+    B, H, L, d = q.shape
+    G = k_cache.shape[1]
+    n = H // G
+    k = k_cache.repeat_interleave(n, dim=1)  # stage: keys
+    v = v_cache.repeat_interleave(n, dim=1)  # stage: values
+    scores = q @ k.transpose(-2, -1)  # stage: scores
+    scores = scores / math.sqrt(d)  # stage: scaled_scores
+    weights = torch.softmax(scores, dim=-1)  # stage: weights
+    return weights @ v  # stage: output
