@@ -10,7 +10,7 @@ from grader.catalog import load_catalog
 from grader.instructor.batch import Row
 from grader.instructor.grading import grade_submission
 from grader.instructor.report import marked_lines, render_report
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, ROOT
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
 BUGGY_3 = CORPUS / "03" / "mask_inverted.py"
@@ -257,3 +257,27 @@ def test_report_escapes_exception_text_and_folder_names():
     assert "<img" not in html and "<a href='http" not in html and 'href="http' not in html
     assert "\x1b" not in html and "\x07" not in html and "[2J" not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html and "&lt;img src=y onerror=alert(2)&gt;" in html
+
+
+def test_integrity_flags_are_in_the_needs_attention_list(tmp_path):
+    """A copy of the reference, and two submissions alike each other, are listed with what they are alike."""
+    from grader.instructor.cohort import needs_attention
+    from grader.instructor.similarity import integrity_flags
+    from grader.instructor.submissions import open_submission
+
+    ex = load_catalog().get(3)
+    corpus = ROOT / "tests" / "corpus" / "03"
+    given = {"ann": ex.solution_path, "bob": corpus / "mask_inverted.py", "cat": corpus / "mask_inverted.py",
+             "dan": corpus / "no_scaling.py"}
+    subs = []
+    for i, (name, source) in enumerate(given.items()):
+        folder = tmp_path / "subs" / name
+        folder.mkdir(parents=True)
+        shutil.copyfile(source, folder / ex.file)
+        subs.append(open_submission(folder, name, tmp_path / "scratch" / str(i), [ex]))
+    flags = integrity_flags(subs, [ex])
+    assert ("ann", 3) in [(n, e) for n, e, _ in flags] and "reference" in dict(((n, d) for n, _, d in flags))["ann"]
+    alike = {n: d for n, _, d in flags if "reference" not in d}
+    assert set(alike) == {"bob", "cat"} and "cat" in alike["bob"] and "bob" in alike["cat"]
+    group = next(g for g in needs_attention([], flags) if g["kind"] == "integrity")
+    assert [e["name"] for e in group["entries"]] == ["ann", "bob", "cat"]

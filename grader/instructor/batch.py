@@ -437,7 +437,7 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
             if outputs.report_dir is not None:
                 _write_reports(result, {s.name: s for s in subs}, outputs, numbers, shard)
         if outputs.report_dir is not None and shard is None:
-            _write_cohort_page(result, numbers, outputs)
+            _write_cohort_page(result, numbers, outputs, subs)
     finally:
         outputs.close()
     result.elapsed_s = time.perf_counter() - started
@@ -508,12 +508,19 @@ def _write_reports(result: BatchResult, subs: dict, outputs: Outputs, numbers: l
         _write(outputs.gradebook_dir, outputs.output.name, text, result.problems)
 
 
-def _write_cohort_page(result: BatchResult, numbers: list[int], outputs: Outputs) -> None:
+def _write_cohort_page(result: BatchResult, numbers: list[int], outputs: Outputs, subs) -> None:
     """index.html; like a report, a page that cannot be rendered costs nothing but itself."""
     from grader.instructor.cohort import cohort_page
+    from grader.instructor.similarity import integrity_flags
 
     try:
-        page = cohort_page(result.rows, numbers)
+        selected = [e for e in load_catalog().exercises if e.number in numbers]
+        integrity = integrity_flags(subs, selected)
+    except Exception as exc:  # the comparison is a view too: the page goes out without it
+        result.problems.append(f"could not compare the submissions for the cohort page: {type(exc).__name__}")
+        integrity = []
+    try:
+        page = cohort_page(result.rows, numbers, integrity)
     except Exception as exc:
         result.problems.append(f"could not render the cohort page: {type(exc).__name__}")
         return

@@ -34,6 +34,7 @@ ATTENTION = (
     ("crash", "Crashes and memory limits", ("crash", "memory_limit")),
     ("rejected", "Files refused", ()),
     ("ambiguous", "Misnamed or ambiguous files", ()),
+    ("integrity", "Integrity flags (alike files; grade similarity SUBMISSIONS --html shows them side by side)", ()),
 )
 
 
@@ -105,9 +106,14 @@ def _attention_kind(e) -> tuple[str, str] | None:
     return None
 
 
-def needs_attention(rows) -> list[dict]:
-    """Groups in ATTENTION order, each {kind, heading, entries: [{name, exercise, detail, report}]}; empty ones left out."""
+def needs_attention(rows, integrity=()) -> list[dict]:
+    """Groups in ATTENTION order, each {kind, heading, entries: [{name, exercise, detail, report}]}; empty ones left out.
+    integrity: (submission, exercise, what) flags of grade similarity's findings."""
     items: dict[str, list] = {kind: [] for kind, _, _ in ATTENTION}
+    reports = {row.submission: row.report for row in rows}
+    for name, number, detail in integrity:
+        items["integrity"].append({"name": name, "exercise": number, "detail": detail,
+                                   "report": _link(reports.get(name, ""), number)})
     for row in sorted(rows, key=lambda r: r.submission):
         if row.problem:
             items["unreadable" if row.digest else "absent"].append(
@@ -173,12 +179,12 @@ def script() -> tuple[Markup, str]:
     return Markup(text), f"'sha256-{digest}'"
 
 
-def cohort_page(rows, numbers: list[int]) -> str:
+def cohort_page(rows, numbers: list[int], integrity=()) -> str:
     totals = sorted(r.points for r in rows)
     median = totals[len(totals) // 2] if totals else 0
     code, source = script()
     return environment().get_template("index.html").render(
         rows=grid(rows, numbers), numbers=numbers, histogram=histogram(rows), rates=pass_rates(rows, numbers),
-        attention=needs_attention(rows), diagnoses=frequent_diagnoses(rows), median=f"{median:g}",
+        attention=needs_attention(rows, integrity), diagnoses=frequent_diagnoses(rows), median=f"{median:g}",
         max_total=f"{rows[0].max_points:g}" if rows else 0, script=code, script_source=source, version=__version__,
         generated=datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"))

@@ -346,6 +346,27 @@ def read_exercise_files(subs, number: int) -> tuple[dict[str, str], list[str]]:
     return texts, skipped
 
 
+def integrity_flags(subs, selected, *, threshold: float = 0.8) -> list[tuple[str, int, str]]:
+    """(submission, exercise, what) for the cohort page's integrity list: copies of the reference, matches of a
+    public implementation, and submissions alike above threshold (each member of a group, naming the others)."""
+    flags = []
+    for ex in selected:
+        code, _ = read_exercise_files(subs, ex.number)
+        if len(code) < 1:
+            continue
+        found = compare_exercise(code, exercise=ex.number, threshold=threshold, slug=ex.slug,
+                                 skeleton=ex.skeleton_path.read_text(encoding="utf-8"),
+                                 reference=ex.solution_path.read_text(encoding="utf-8"))
+        flags += [(m.submission, ex.number, f"{m.similarity:.2f} alike the reference solution") for m in found.reference]
+        flags += [(m.submission, ex.number, f"{m.similarity:.2f} alike {m.source} ({m.url})") for m in found.public]
+        for c in found.clusters:
+            for name in c.members:
+                others = [m for m in c.members if m != name]
+                shown = ", ".join(others[:4]) + (f" and {len(others) - 4} more" if len(others) > 4 else "")
+                flags.append((name, ex.number, f"{c.lowest:.2f}–{c.highest:.2f} alike {shown}"))
+    return sorted(flags, key=lambda f: (f[0], f[1]))
+
+
 def similarity_report(*, submissions_dir, threshold: float = 0.8, exercises: str | None = None,
                       jobs: int = 2) -> SimilarityReport:
     """Compare every submission in submissions_dir with the reference, public code and each other, per exercise;
