@@ -9,7 +9,7 @@ Run it with the kit's own Python (the one whose `grade` it times). It:
    (Otter executes a .py submission as one notebook cell in a Jupyter kernel; 7.0.0 does not pull
    ipykernel in itself). A venv that already has otter-grader 7.0.0 is used as it is.
 2. Builds an Otter assignment for exercise 3 (causal attention) with `otter generate`: six OK-format
-   tests (shape; the mask not a parameter; causal masking; numerics against
+   tests (shape; the mask moves with .to(device); causal masking; numerics against
    solutions/03_causal_attention.py with its weights loaded by name and F.scaled_dot_product_attention
    refused; eval mode ignores dropout; dropout acts on the attention weights in training), whose check
    functions live in a support package shipped in the autograder zip (Otter copies it next to the
@@ -102,13 +102,14 @@ def check_shape(Student):
     return True
 
 
-def check_mask_buffer(Student):
-    """A mask kept on the module is a buffer, not a parameter (the kit also accepts one built in forward on x's
-    device); the module has exactly the three projections as parameters."""
+def check_mask_device(Student):
+    """The mask moves with the module (a buffer, or built in forward on x's device; the kit accepts both) and is
+    not a parameter: the module runs on the meta device, and its parameters are the three projections."""
     m = Student(8, 6, 10, 0.0)
-    assert not any(tuple(p.shape[-2:]) == (10, 10) for p in m.parameters()), "the mask is a parameter"
     names = sorted(n for n, _ in m.named_parameters())
     assert names == ["W_key.weight", "W_query.weight", "W_value.weight"], f"parameters {names}"
+    y = m.to("meta").eval()(torch.randn(2, 7, 8, device="meta"))
+    assert y.device.type == "meta" and tuple(y.shape) == (2, 7, 6), "the module does not move with .to(device)"
     return True
 
 
@@ -180,7 +181,7 @@ def check_dropout_train(Student):
 
 TESTS = {  # test name -> check function
     "q1_shape": "check_shape",
-    "q2_mask_buffer": "check_mask_buffer",
+    "q2_mask_device": "check_mask_device",
     "q3_causal": "check_causal",
     "q4_numerics": "check_numerics",
     "q5_dropout_eval": "check_dropout_eval",
