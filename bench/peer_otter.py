@@ -31,7 +31,7 @@ Run it with the kit's own Python (the one whose `grade` it times). It:
    (issue 23): >= 4x per file, >= 10x on the cohort.
 
 Only ratios from one run mean anything on a shared machine: absolute times move with the load.
-Exit status: 0 when it ran (whatever the ratios), 2 when a tool could not be set up or did not run.
+Exit status: 0 when it ran (whatever the ratios); non-zero when a tool could not be set up or graded nothing.
 """
 from __future__ import annotations
 
@@ -45,7 +45,6 @@ import sys
 import tempfile
 import textwrap
 import time
-import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
