@@ -68,7 +68,7 @@ def write(tmp_path):
 # worker, or a handful; every other module runs in the full suite only.
 FAST_MODULES = ("test_architecture", "test_schema", "test_textsafe", "test_variants", "test_localize", "test_layers",
                 "test_suite_names", "test_hint_follows_diagnosis", "test_pack", "test_learner_cli", "test_one_text",
-                "test_policy", "test_language_subset", "test_similarity", "test_gradebook", "test_interview")
+                "test_policy", "test_language_subset", "test_similarity", "test_gradebook", "test_interview", "test_numerics")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -10,7 +10,7 @@ import torch
 from grader.diagnosis.diagnoses import make
 from grader.diagnosis.behaviour import attempt, close, crash_or, evidence, match, module_rules, report
 from grader.diagnosis.variants import module_bugs, module_forward, wrong_dims
-from grader.harness import compare, expect
+from grader.harness import compare, expect, unravel
 from grader.probes import expect_dropped_weights, input_shapes, probe_params, read_weights
 from grader.suites import ON_DEVICE, check
 
@@ -83,7 +83,7 @@ def test_flash_attention_weights_match(kit, ex):
     T = w.shape[-1]
     leak = w.masked_fill(~torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1), 0).abs()
     if leak.max() > 1e-12:
-        *_, i, j = (int(v) for v in torch.unravel_index(leak.argmax(), leak.shape))
+        *_, i, j = unravel(int(leak.argmax()), leak.shape)
         expect(False, f"flash path: query {i} puts weight {leak.max().item():.3g} on future key {j}", "future_weight")
     compare(sums, torch.ones_like(sums), "flash path: sum of each query's attention weights", token_dim=-1)
     compare(w, w_ref, "flash path attention weights (batch, head, query, key)", token_dim=-2)

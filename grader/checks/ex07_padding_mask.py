@@ -10,7 +10,7 @@ import torch
 from grader.diagnosis.diagnoses import make
 from grader.diagnosis.behaviour import attempt, close, crash_or, evidence, failed, match, report
 from grader.diagnosis.variants import PADDING_BUGS, SCALE_BUGS, attend
-from grader.harness import compare, expect
+from grader.harness import compare, expect, unravel
 from grader.suites import ON_DEVICE, check, needs
 
 
@@ -85,7 +85,7 @@ def test_padded_keys_get_zero_weight(kit, ex):
         blocked = mask[:, None, None, :] | (torch.ones(L, S, dtype=torch.bool).triu(1) if kwargs.get("causal") else False)
         leak = w.masked_fill(~blocked, 0).abs()
         if leak.max() > 1e-12:
-            b, h, i, j = (int(t) for t in torch.unravel_index(leak.argmax(), leak.shape))
+            b, h, i, j = unravel(int(leak.argmax()), leak.shape)
             kind = "a padding key" if mask[b, j] else "a future key"
             expect(False, f"{what}: in sequence {b}, query {i} puts weight {w[b, h, i, j].item():.3g} on key {j}, {kind}",
                    "future_weight")

@@ -8,7 +8,7 @@ import torch
 from grader.diagnosis.diagnoses import make
 from grader.diagnosis.behaviour import attempt, bias_only, close, crash_or, evidence, failed, match, report
 from grader.diagnosis.variants import PADDING_BUGS, SCALE_BUGS, attend, linear
-from grader.harness import compare, expect
+from grader.harness import compare, expect, unravel
 from grader.suites import ON_DEVICE, check, needs
 
 T, S = 4, 7
@@ -88,7 +88,7 @@ def test_padded_context_is_ignored(kit, ex):
     out, _ = run(kit, init, params, x, noisy, mask)
     delta = (out[0] - base[0]).abs().amax(dim=-1)  # (B, T)
     if delta.max() > 1e-9:
-        b, i = (int(t) for t in torch.unravel_index(delta.argmax(), delta.shape))
+        b, i = unravel(int(delta.argmax()), delta.shape)
         expect(False, f"changing the padding of context {b} (its tokens {int((~mask[b]).sum())}..{S - 1}) changed the "
                       f"output of query {i} by {delta[b, i].item():.3g}: padded context tokens must get weight 0")
     real = context.clone()

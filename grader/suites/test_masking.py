@@ -2,7 +2,7 @@ import torch
 
 from grader.suites import check, needs
 from grader.probes import probe_params, read_weights
-from grader.harness import compare, expect
+from grader.harness import compare, expect, unravel
 
 
 @check("masking")
@@ -52,11 +52,11 @@ def test_future_keys_get_zero_weight(kit, ex):
     future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
     leak = w.masked_fill(~future, 0).abs()
     if leak.max() > 1e-12:
-        *_, i, j = (int(v) for v in torch.unravel_index(leak.argmax(), leak.shape))
+        *_, i, j = unravel(int(leak.argmax()), leak.shape)
         expect(False, f"query {i} puts weight {leak.max().item():.3g} on future key {j}", "future_weight")
     dead = (w <= 0) & (w_ref.expand_as(w) > 0) & ~future
     if dead.any():
-        *_, i, j = (int(v) for v in torch.unravel_index(dead.int().argmax(), dead.shape))
+        *_, i, j = unravel(int(dead.int().argmax()), dead.shape)
         where = "its own position" if i == j else f"key {j}, in its past"
         expect(False, f"query {i} gives {where} weight 0 where the reference does not", "diagonal_blocked")
 
@@ -91,7 +91,7 @@ def test_mask_blocks_keys(kit, ex):
     (out, w), _ = kit.run(None, [q, k, v], {"mask": mask}, n_outputs=2)
     leak = w.masked_fill(~mask, 0).abs()
     if leak.max() > 0:
-        *_, i, j = (int(t) for t in torch.unravel_index(leak.argmax(), leak.shape))
+        *_, i, j = unravel(int(leak.argmax()), leak.shape)
         expect(False, f"query {i} puts weight {leak.max().item():.3g} on key {j}, which the mask blocks (True = blocked)",
                "future_weight")
     want, _ = kit.ref_run(None, [q, k, v], {"mask": mask})
