@@ -77,11 +77,21 @@ LONGEST_FIRST = ("test_isolation", "test_batch", "test_adversarial", "test_expla
 
 
 def pytest_collection_modifyitems(config, items):
+    """The fast subset's marker; the longest units first; tests marked cuda run on a real GPU wherever PyTorch
+    sees one, and are skipped, saying why, elsewhere."""
     for item in items:
         if item.path.stem in FAST_MODULES:
             item.add_marker(pytest.mark.fast)
     rank = {stem: i for i, stem in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.stem, len(rank)))  # stable: file order within a module
+    cuda = [item for item in items if item.get_closest_marker("cuda")]
+    if cuda:
+        import torch
+
+        if not torch.cuda.is_available():
+            skip = pytest.mark.skip(reason="needs a CUDA GPU: torch.cuda.is_available() is False on this machine")
+            for item in cuda:
+                item.add_marker(skip)
 
 
 CORPUS_TESTS = ("test_diagnosis", "test_unseen_corpus")
@@ -110,17 +120,6 @@ def pytest_xdist_make_scheduler(config, log):
     return ByWorkUnit(config, log)
 
 
-def pytest_collection_modifyitems(config, items):
-    """Tests marked cuda run on a real GPU wherever PyTorch sees one, and are skipped, saying why, elsewhere."""
-    cuda = [item for item in items if item.get_closest_marker("cuda")]
-    if not cuda:
-        return
-    import torch
-
-    if not torch.cuda.is_available():
-        skip = pytest.mark.skip(reason="needs a CUDA GPU: torch.cuda.is_available() is False on this machine")
-        for item in cuda:
-            item.add_marker(skip)
 
 
 def pytest_terminal_summary(terminalreporter):

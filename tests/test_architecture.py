@@ -62,3 +62,13 @@ def test_the_fast_subset_names_real_modules():
 
     missing = [m for m in FAST_MODULES if not (ROOT / "tests" / f"{m}.py").is_file()]
     assert not missing, f"tests/conftest.py FAST_MODULES names no such test file: {missing}"
+
+
+def test_each_pytest_hook_is_defined_once_in_the_tests_conftest():
+    """A second definition of a hook silently replaces the first (the fast subset was lost that way once)."""
+    import collections
+    import re
+
+    text = (ROOT / "tests" / "conftest.py").read_text(encoding="utf-8")
+    counts = collections.Counter(re.findall(r"^def (pytest_\w+)\(", text, flags=re.M))
+    assert not [hook for hook, n in counts.items() if n > 1], counts
