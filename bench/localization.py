@@ -31,7 +31,8 @@ from grader.catalog import load_catalog  # noqa: E402
 from grader.runner import grade  # noqa: E402
 from grader.sandbox import Limits  # noqa: E402
 
-PARTS = {"dev": "[0-9][0-9]/*.py", "heldout": "[0-9][0-9]/heldout/*.py", "realworld": "[0-9][0-9]/realworld/*.py"}
+PARTS = {"dev": "[0-9][0-9]/*.py", "heldout": "[0-9][0-9]/heldout/*.py", "realworld": "[0-9][0-9]/realworld/*.py",
+         "fresh": "[0-9][0-9]/fresh/*.py"}
 CORPUS = ROOT / "tests" / "corpus"
 BUG_LINES = re.compile(r"^# bug-lines:\s*(\d+(?:\s*,\s*\d+)*)\s*$")
 
@@ -101,9 +102,9 @@ def main() -> None:
                 print(f"    {r['outcome']:5} {r['file']:50} line {str(r['line']):>4} (bug lines {r['bug_lines']}) "
                       f"{r['stage'] or ''} [{r['diagnosis']}]")
         sys.stdout.flush()
-    unseen = [r for r in everything if r["part"] in ("heldout", "realworld")]
-    if unseen and len({r["part"] for r in unseen}) == 2:
-        print(row("unseen", unseen) + "   (held-out + real-world)")
+    unseen = [r for r in everything if r["part"] in ("heldout", "realworld", "fresh")]
+    if unseen and len({r["part"] for r in unseen}) > 1:
+        print(row("unseen", unseen) + "   (" + " + ".join(sorted({r["part"] for r in unseen})) + ")")
     if args.json:
         Path(args.json).write_text(json.dumps(everything, indent=1), encoding="utf-8")
 

@@ -1,0 +1,22 @@
+# expect: qkv_bias_ignored
+# bug-lines: 13,14,15
+import math
+
+import torch
+import torch.nn as nn
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=False)
+        self.W_key = nn.Linear(d_in, d_out, bias=False)
+        self.W_value = nn.Linear(d_in, d_out, bias=False)
+
+    def forward(self, x):
+        queries = self.W_query(x)
+        keys = self.W_key(x)
+        values = self.W_value(x)
+        scores = queries @ keys.transpose(-2, -1) / math.sqrt(self.d_out)
+        return torch.softmax(scores, dim=-1) @ values

@@ -1,0 +1,38 @@
+# expect: gqa_group_mapping
+# also: scale_wrong_dim
+# bug-lines: 31,34
+import math
+
+import torch
+import torch.nn as nn
+
+
+class GroupedQueryAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, num_heads, num_kv_groups, qkv_bias=False):
+        super().__init__()
+        if d_out % num_heads or num_heads % num_kv_groups:
+            raise ValueError("bad head configuration")
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.num_kv_groups = num_kv_groups
+        self.head_dim = d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, num_kv_groups * self.head_dim, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, num_kv_groups * self.head_dim, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length, dtype=torch.bool), diagonal=1))
+
+    def forward(self, x):
+        B, T, _ = x.shape
+        q = self.W_query(x).view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
+        k = self.W_key(x).view(B, T, self.num_kv_groups, self.head_dim).transpose(1, 2)
+        v = self.W_value(x).view(B, T, self.num_kv_groups, self.head_dim).transpose(1, 2)
+        # which KV head each query head reads
+        kv_index = torch.arange(self.num_heads, device=x.device) % self.num_kv_groups
+        k = k.index_select(1, kv_index)
+        v = v.index_select(1, kv_index)
+        s = q @ k.transpose(-2, -1) / math.sqrt(self.d_out)
+        s = s.masked_fill(self.mask[:T, :T], float("-inf"))
+        y = torch.softmax(s, dim=-1) @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, self.d_out)
+        return self.out_proj(y)
