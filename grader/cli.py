@@ -233,7 +233,8 @@ def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bo
         if verdict.state == "not_started":
             hints.mark(ex, 1)
         hints.note(ex, workspace.named_mistake(verdict))
-    first_pass, noted = history.record_grade(ex, verdict)
+    # a person practising, not a script (--json: CI, benchmarks, an instructor's tooling), goes into the history
+    first_pass, noted = history.record_grade(ex, verdict) if not as_json else (False, None)
     if as_json:
         click.echo(json.dumps(verdict.to_json(), ensure_ascii=False))
     elif repro:
