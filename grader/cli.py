@@ -48,6 +48,9 @@ def _use_pack(ctx, param, value):
         else:  # in a workspace made from a pack, its pack
             ws = _quiet_workspace()
             if ws is not None and ws.pack is not None:
+                if not (Path(ws.pack) / "exercises" / "info.toml").is_file():
+                    raise PackError(f"this workspace was made from the pack {ws.pack}, which is no longer there: "
+                                    "put it back, or give --pack DIR")
                 use_pack(Path(ws.pack))
         load_catalog()
     except (CatalogError, PackError) as exc:
