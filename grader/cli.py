@@ -48,10 +48,11 @@ def _use_pack(ctx, param, value):
         else:  # in a workspace made from a pack, its pack
             ws = _quiet_workspace()
             if ws is not None and ws.pack is not None:
-                if not (Path(ws.pack) / "exercises" / "info.toml").is_file():
-                    raise PackError(f"this workspace was made from the pack {ws.pack}, which is no longer there: "
+                where = ws.root / ws.pack  # a handout's pack is relative to it; `grade init --pack`'s absolute
+                if not (where / "exercises" / "info.toml").is_file():
+                    raise PackError(f"this workspace was made from the pack {where}, which is no longer there: "
                                     "put it back, or give --pack DIR")
-                use_pack(Path(ws.pack))
+                use_pack(where)
         load_catalog()
     except (CatalogError, PackError) as exc:
         raise click.BadParameter(str(exc), ctx=ctx, param=param) from None

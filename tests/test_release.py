@@ -157,3 +157,20 @@ def test_a_kit_spec_that_cannot_install_is_refused(tmp_path):
         assert f"pip install {spec}" in (tmp_path / str(i) / "README.md").read_text()
     with pytest.raises(UsageError, match="no grader"):
         release(directory=tmp_path / "c", audience="candidates", kit_spec=URL_SPEC)
+
+
+def test_a_learners_handout_made_from_a_pack_carries_and_grades_the_pack(tmp_path):
+    """Its grader needs the pack's references and checks: they travel with it (pack/, relative), the handout's
+    workspace names the pack, and `grade exercise 13` inside the handout grades the pack's exercise, wherever the
+    handout is moved to."""
+    alibi = Path(__file__).resolve().parents[1] / "examples" / "alibi-pack"
+    out = tmp_path / "handout"
+    proc = grade_here("release", out, "--pack", alibi, "--kit-spec", URL_SPEC)
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "pack" / "solutions" / "13_alibi.py").is_file() and (out / "pack" / "checks" / "ex13_alibi.py").is_file()
+    assert not (out / "pack" / "corpus").exists()
+    moved = tmp_path / "elsewhere"
+    out.rename(moved)
+    graded = grade_here("exercise", "13", "--json", cwd=moved, env={"ATTENTION_KIT_PACK": None})
+    assert graded.returncode == 1 and '"not_started"' in graded.stdout and '"slug": "alibi"' in graded.stdout, \
+        graded.stdout + graded.stderr

@@ -6,13 +6,16 @@ DIR/exercises/*.py       the skeletons, with their # TODO
 DIR/exercises/info.toml  the exercise metadata (for the selected exercises)
 DIR/.attention-kit.json  (learners) makes the handout a workspace: `grade exercise 1` works inside it
 DIR/wheels/*.whl         (learners) the kit itself, unless the instructor names a kit spec to install
+DIR/pack/                (learners, from a pack) the pack's exercises, solutions and checks, which the learner's
+                         grader needs; the workspace names it, relative to the handout
 
 The README's install lines install: the CPU build of torch, then the wheel beside it (or the
 instructor's URL / git spec, checked by kitwheel.check_kit_spec). The candidates' handout has no
 grader, no hints and no test configuration: its info.toml keeps only what describes the task; its
 README says how to set up (the Python and torch versions the submissions are graded with), what each
 exercise is worth, and carries the team's time limit and notes (a tools or AI policy) when given.
-Never the reference solutions, never the hidden suites in the handout's own files.
+Never the reference solutions, never the hidden suites in the handout's own files (a pack's learners' handout
+carries its references in pack/ for the grader, as the kit's wheel carries the kit's).
 """
 from __future__ import annotations
 
@@ -195,7 +198,28 @@ def release(*, directory: Path, audience: str = "learners", kit_spec: str | None
                           notes=team_notes), encoding="utf-8")
     written = [doc, info, *written]
     if audience == "learners":
+        pack = load_catalog().pack
         ws = workspace.Workspace(directory.resolve())
+        if not pack.builtin:  # the grader needs the pack's references and checks: it travels with the handout
+            written += copy_pack(pack, directory / PACK_DIR)
+            ws.pack = PACK_DIR  # relative to the workspace: the handout can move
         ws.save()
         written.append(ws.state_path)
+    return written
+
+
+PACK_DIR = "pack"
+
+
+def copy_pack(pack, target: Path) -> list[Path]:
+    """The pack's exercises, solutions and checks (not its corpus) into target, for the learners' grader."""
+    import shutil
+
+    written = []
+    for name in ("exercises", "solutions", "checks"):
+        source = getattr(pack, name)
+        if source.is_dir():
+            shutil.copytree(source, target / name, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            written += sorted(p for p in (target / name).rglob("*") if p.is_file())
     return written
