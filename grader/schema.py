@@ -165,7 +165,92 @@ def read_info(raw: dict, path: Path) -> InfoFile:
         raise SchemaError(": ".join(str(part) for part in (path, label, key, what) if part)) from None
 
 
-SCHEMAS = {"info.schema.json": InfoFile}
+# -- what `grade exercise N --json` prints (schema_version 1; fields are only ever added) -------------------------
+Status = Literal["passed", "failed", "error", "timeout", "skipped"]
+
+
+class TestJSON(msgspec.Struct, forbid_unknown_fields=True):
+    """One check's result. line/cell/cell_line: where the submission raised (a notebook's cell and line in it);
+    code: a failure code (docs/pack-authors.md lists them); explained_by: the diagnosis id it follows from."""
+    name: str
+    category: str
+    status: Status
+    message: str
+    points: int
+    score: int
+    line: int | None
+    cell: int | None
+    cell_line: int | None
+    code: str
+    explained_by: str | None
+    repro: dict[str, Any] | None
+
+
+class DiagnosisJSON(msgspec.Struct, forbid_unknown_fields=True):
+    id: str
+    title: str
+    explanation: str
+    hint: str
+    evidence: list[str]
+
+
+class LocalizationJSON(msgspec.Struct, forbid_unknown_fields=True):
+    """Where the computation first parts from the reference (feedback only)."""
+    line: int
+    stage: str
+    matched_through: str | None
+    evidence: str
+    cell: int | None = None
+    cell_line: int | None = None
+
+
+class Budget(msgspec.Struct, forbid_unknown_fields=True):
+    cpu_s: float
+    wall_backstop_s: float
+    memory_mb: int
+
+
+class Provenance(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """What produced the verdict; empty when nothing was graded (an unreadable file)."""
+    kit: str | UnsetType = UNSET
+    torch: str | UnsetType = UNSET
+    python: str | UnsetType = UNSET
+    source_sha256: str | UnsetType = UNSET
+    budget: Budget | UnsetType = UNSET
+    device: str | UnsetType = UNSET
+    sandbox: str | UnsetType = UNSET
+
+
+class VerdictJSON(msgspec.Struct, forbid_unknown_fields=True):
+    """`grade exercise N --json`: one document, nothing else on stdout."""
+    schema_version: Literal[1]
+    exercise: int
+    slug: str
+    passed: bool
+    score: int
+    max_score: int
+    state: str
+    tests: list[TestJSON]
+    diagnoses: list[DiagnosisJSON]
+    device: str
+    duration_s: float
+    output: str
+    topics: list[str]
+    localization: LocalizationJSON | None
+    notes: list[str]
+    provenance: Provenance
+    sandbox: list[str] | UnsetType = UNSET  # what the worker's isolation gave up, when it gave something up
+
+
+def read_verdict(doc: dict) -> VerdictJSON:
+    """A --json document checked against the published shape (SchemaError: what differs, one line)."""
+    try:
+        return msgspec.convert(doc, VerdictJSON, strict=True)
+    except msgspec.ValidationError as exc:
+        raise SchemaError(f"not a verdict document: {exc}") from None
+
+
+SCHEMAS = {"info.schema.json": InfoFile, "verdict.schema.json": VerdictJSON}
 
 
 def schemas() -> dict[str, dict]:

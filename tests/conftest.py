@@ -51,7 +51,12 @@ def grade_here(*args, cwd=None, env: dict | None = None) -> subprocess.Completed
 def grade_json(*args, cwd=None, timeout=120, here=False) -> tuple[int, dict]:
     proc = grade_here(*args, "--json", cwd=cwd) if here else run_grade(*args, "--json", cwd=cwd, timeout=timeout)
     assert proc.stdout.count("\n") == 1, f"--json must print exactly one line, got: {proc.stdout!r} {proc.stderr!r}"
-    return proc.returncode, json.loads(proc.stdout)
+    doc = json.loads(proc.stdout)
+    if args and args[0] == "exercise":  # every verdict document a test reads has the published shape
+        from grader.schema import read_verdict
+
+        read_verdict(doc)
+    return proc.returncode, doc
 
 
 @pytest.fixture
