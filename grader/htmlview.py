@@ -106,6 +106,11 @@ def heatmap_view(attention: dict | None) -> list[list[dict]]:
     return [heatmap.svg_panels(panels, titles) for panels, titles in attention_panels(attention)]
 
 
+def by_cause(failing: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Failing tests (JSON) the first diagnosis explains (`explained_by`), and the others: cause first."""
+    return [t for t in failing if t.get("explained_by")], [t for t in failing if not t.get("explained_by")]
+
+
 def grouped(failing: list[dict], shown: int = 4) -> list[dict]:
     """Failing tests with the same status and message folded into one row (a timeout fails them all alike)."""
     groups: dict[tuple, dict] = {}

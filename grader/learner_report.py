@@ -11,7 +11,7 @@ from pathlib import Path
 from grader import __version__
 from grader.catalog import Exercise
 from grader.explain import heatmap
-from grader.htmlview import STATUS_LABELS, attention_panels, code_view, environment, grouped, heatmap_view
+from grader.htmlview import STATUS_LABELS, attention_panels, by_cause, code_view, environment, grouped, heatmap_view
 
 
 @dataclass
@@ -34,8 +34,7 @@ def learner_view(ex: Exercise, verdict: dict, attention: dict | None, source, gu
     status = status_of(verdict)
     failing = [t for t in tests if t["status"] not in ("passed", "skipped")]
     failed = status == "failed"
-    explained = [t for t in failing if t.get("explained_by")]  # cause first: what the named mistake explains
-    also = [t for t in failing if not t.get("explained_by")]
+    explained, also = by_cause(failing)
     diagnoses = verdict.get("diagnoses", [])
     started = [d for d in diagnoses if d["id"] != "not_started"]
     nudge = next((d["evidence"][0] for d in diagnoses if d["id"] == "not_started" and d.get("evidence")), "")

@@ -30,8 +30,7 @@ def verdict_text(v: Verdict, *, path: str, path_arg: str = "", verbose: bool = F
     catalog = load_catalog()
     ex = catalog.get(v.exercise)
     failures = v.failures()
-    explained = [t for t in failures if t.explained_by is not None]
-    separate = [t for t in failures if t.explained_by is None]
+    explained, separate = by_cause(v)
     examples = _distinct(explained, 10**6 if verbose else 2)
     also = _distinct(separate, 10**6 if verbose else limit)
     line = verdict_line(v)
@@ -49,12 +48,17 @@ def pack_arg(ex, path_arg: str) -> str:
     return f" --pack {escape(shlex.quote(str(ex.pack.root)))}" if path_arg and not ex.pack.builtin else ""
 
 
+def by_cause(v: Verdict) -> tuple[list, list]:
+    """The failing tests the first diagnosis explains (its consequences), and the others."""
+    failures = v.failures()
+    return [t for t in failures if t.explained_by is not None], [t for t in failures if t.explained_by is None]
+
+
 def verdict_line(v: Verdict) -> int | None:
     """The line a failing verdict shows: the localization's, else where a failure the cause explains (or any,
     without one) happened."""
-    failures = v.failures()
-    explained = [t for t in failures if t.explained_by is not None]
-    return (v.localization or {}).get("line") or next((t.line for t in explained or failures if t.line), None)
+    explained, _ = by_cause(v)
+    return (v.localization or {}).get("line") or next((t.line for t in explained or v.failures() if t.line), None)
 
 
 def _distinct(tests: list, limit: int) -> list:
@@ -108,8 +112,7 @@ def shown_failures(v: Verdict, *, limit: int = 6) -> tuple[list, int, int]:
     """For a short view (watch): at most limit failing tests, two the first diagnosis explains, then those it does
     not; how many it explains that are not shown, and how many others are not shown."""
     failures = v.failures()
-    explained = [t for t in failures if t.explained_by is not None]
-    separate = [t for t in failures if t.explained_by is None]
+    explained, separate = by_cause(v)
     shown = (_distinct(explained, 2) + _distinct(separate, limit))[:limit]
     consequences = sum(t not in shown for t in explained)
     return shown, consequences, len(failures) - len(shown) - consequences

@@ -5,7 +5,7 @@ import datetime
 
 from grader import __version__
 from grader.catalog import load_catalog
-from grader.htmlview import STATUS_LABELS, code_view, environment, grouped, heatmap_view, marked_lines
+from grader.htmlview import STATUS_LABELS, by_cause, code_view, environment, grouped, heatmap_view, marked_lines
 from grader.instructor.rubric import fmt
 
 __all__ = ["code_view", "environment", "exercise_view", "heatmap_view", "marked_lines", "render_report"]
@@ -17,6 +17,7 @@ def exercise_view(result, source: str | None, mark=None) -> dict:
     tests = verdict.get("tests", [])
     failing = [t for t in tests if t["status"] not in ("passed", "skipped")]
     failed = result.status not in ("passed",)
+    explained, also = by_cause(failing)
     return {
         "number": ex.number, "title": ex.title, "slug": ex.slug, "expected_file": ex.file,
         "status": result.status, "label": STATUS_LABELS.get(result.status, result.status),
@@ -24,8 +25,8 @@ def exercise_view(result, source: str | None, mark=None) -> dict:
         "points": fmt(mark.points if mark else result.score), "max_points": fmt(mark.max_points if mark else result.max_score),
         "override": mark.override.describe(mark.weighted) if mark and mark.override else "",
         "diagnoses": verdict.get("diagnoses", []), "failing": failing,
-        "explained_groups": grouped([t for t in failing if t.get("explained_by")]),
-        "failing_groups": grouped([t for t in failing if not t.get("explained_by")]),
+        "explained_groups": grouped(explained),
+        "failing_groups": grouped(also),
         "passed": [t for t in tests if t["status"] == "passed"],
         "skipped": [t for t in tests if t["status"] == "skipped"],
         "maps": heatmap_view(result.attention) if failed else [],
