@@ -346,6 +346,15 @@ def read_exercise_files(subs, number: int) -> tuple[dict[str, str], list[str]]:
     return texts, skipped
 
 
+def findings_for(ex, code: dict[str, str], *, threshold: float, known=None,
+                 reference: str | None = None) -> ExerciseFindings:
+    """compare_exercise for one exercise of the catalog: its skeleton left out, its reference (read here unless
+    given) and public implementations compared with."""
+    return compare_exercise(code, exercise=ex.number, threshold=threshold, slug=ex.slug, known=known,
+                            skeleton=ex.skeleton_path.read_text(encoding="utf-8"),
+                            reference=ex.solution_path.read_text(encoding="utf-8") if reference is None else reference)
+
+
 def integrity_flags(subs, selected, *, threshold: float = 0.8) -> list[tuple[str, int, str]]:
     """(submission, exercise, what) for the cohort page's integrity list: copies of the reference, matches of a
     public implementation, and submissions alike above threshold (each member of a group, naming the others)."""
@@ -354,9 +363,7 @@ def integrity_flags(subs, selected, *, threshold: float = 0.8) -> list[tuple[str
         code, _ = read_exercise_files(subs, ex.number)
         if len(code) < 1:
             continue
-        found = compare_exercise(code, exercise=ex.number, threshold=threshold, slug=ex.slug,
-                                 skeleton=ex.skeleton_path.read_text(encoding="utf-8"),
-                                 reference=ex.solution_path.read_text(encoding="utf-8"))
+        found = findings_for(ex, code, threshold=threshold)
         flags += [(m.submission, ex.number, f"{m.similarity:.2f} alike the reference solution") for m in found.reference]
         flags += [(m.submission, ex.number, f"{m.similarity:.2f} alike {m.source} ({m.url})") for m in found.public]
         for c in found.clusters:
@@ -393,8 +400,7 @@ def similarity_report(*, submissions_dir, threshold: float = 0.8, exercises: str
         for ex in selected:
             code, unread = files[ex.number]
             reference = ex.solution_path.read_text(encoding="utf-8")
-            found = compare_exercise(code, exercise=ex.number, threshold=threshold, slug=ex.slug, known=known,
-                                     skeleton=ex.skeleton_path.read_text(encoding="utf-8"), reference=reference)
+            found = findings_for(ex, code, threshold=threshold, known=known, reference=reference)
             report.pairs += found.pairs
             report.clusters += found.clusters
             report.reference += found.reference
