@@ -268,10 +268,11 @@ def test_a_shared_helper_imported_by_an_exercise_module_is_allowed(tmp_path):
 
 
 # -- the guide ------------------------------------------------------------------------------------------------
-def documented_keys() -> set[str]:
-    """The first cell of every table row between the guide's <!-- keys --> markers, as written in code."""
+def documented(marker: str) -> set[str]:
+    """The first cell of every table row between the guide's <!-- marker --> and <!-- /marker -->, as written
+    in code."""
     text = GUIDE.read_text(encoding="utf-8")
-    section = text.split("<!-- keys -->", 1)[1].split("<!-- /keys -->", 1)[0]
+    section = text.split(f"<!-- {marker} -->", 1)[1].split(f"<!-- /{marker} -->", 1)[0]
     return set(re.findall(r"^\| `([^`]+)` \|", section, flags=re.M))
 
 
@@ -279,9 +280,9 @@ def test_the_guide_documents_every_key_the_loader_accepts():
     accepted = (set(TOP_KEYS) | set(TYPES) | {f"roles.{r}" for r in ROLES} | {f"dims.{d}" for d in DIMS}
                 | {f"limits.{x}" for x in LIMITS} | {f"points.{c}" for c in CATEGORIES}
                 | {f'features = "{f}"' for f in FEATURES} | {f'kind = "{k}"' for k in KINDS})
-    documented = documented_keys()
-    assert accepted - documented == set(), f"accepted by grader/catalog.py, not in {GUIDE.name}"
-    assert documented - accepted == set(), f"in {GUIDE.name}, not accepted by grader/catalog.py"
+    keys = documented("keys")
+    assert accepted - keys == set(), f"accepted by grader/catalog.py, not in {GUIDE.name}"
+    assert keys - accepted == set(), f"in {GUIDE.name}, not accepted by grader/catalog.py"
 
 
 def test_the_readme_links_the_guide():
@@ -322,19 +323,13 @@ def test_bad_point_categories_are_refused_at_load(tmp_path, points, message):
         read_catalog(pack)
 
 
-def _table(marker: str) -> set[str]:
-    text = GUIDE.read_text(encoding="utf-8")
-    section = text.split(f"<!-- {marker} -->", 1)[1].split(f"<!-- /{marker} -->", 1)[0]
-    return set(re.findall(r"^\| `([^`]+)` \|", section, flags=re.M))
-
-
 def test_the_guide_lists_every_failure_code_and_diagnosis_id():
     """A pack author uses these names without reading the kit: the guide's tables are the kit's lists."""
     from grader.diagnosis.diagnoses import texts
     from grader.failures import CODES
 
-    assert _table("codes") == set(CODES)
-    assert _table("diagnoses") == set(texts())
+    assert documented("codes") == set(CODES)
+    assert documented("diagnoses") == set(texts())
 
 
 def test_the_guide_sends_no_one_to_the_source():
