@@ -168,6 +168,7 @@ class Watcher:
         self.hints = Hints(ws)
         self.results: queue.Queue = queue.Queue()
         self.job: threading.Thread | None = None
+        self.deferred = False  # a grade asked for while the cancelled one was still ending
         self.generation = 0
         self.attempts: dict[int, int] = {}
         self.digest: bytes | None = None  # what the running or last grade of self.ex graded
@@ -182,8 +183,16 @@ class Watcher:
 
     # -- grading in the background ----------------------------------------------------------
     def grade(self) -> None:
-        """Start grading self.ex (stopping a grade still running); the screen says so at once."""
+        """Start grading self.ex (stopping a grade still running); the screen says so at once. Grades never
+        overlap: one that has not ended 0.3 s after its worker was killed is waited for, and this one starts
+        when its result comes (poll)."""
         self.cancel()
+        if self.job is not None and self.job.is_alive():
+            self.deferred = True
+            self.state = "grading"
+            self.draw()
+            return
+        self.deferred = False
         self.generation += 1
         self.attempts[self.ex.number] = self.attempts.get(self.ex.number, 0) + 1
         self.digest = self._digest(self.ex)
@@ -232,6 +241,8 @@ class Watcher:
             generation, ex, v, took = self.results.get()
             if generation == self.generation:
                 self.show(ex, v, took)
+        if self.deferred and not (self.job is not None and self.job.is_alive()):
+            self.grade()
 
     def show(self, ex: Exercise, v, took: float) -> None:
         self.took, self.view, self.screen.scroll, self.flash = took, "verdict", 0, ""

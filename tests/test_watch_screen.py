@@ -177,3 +177,34 @@ def test_frames_redraw_in_place_on_a_real_pty():
     os.close(master)
     assert shown == ["second", "short body", *[""] * 20, "prompt", "keys"]
     assert not emulator.history.top
+
+
+def test_a_save_during_a_grade_that_will_not_stop_waits_for_it_instead_of_overlapping(tmp_path, monkeypatch):
+    import threading
+    import time
+
+    import grader.sandbox.session as session
+    import grader.watch as watch
+
+    release, running, calls = threading.Event(), [], []
+
+    def stuck_grade(ex, path, **_):  # a grade that ignores the cancel (its worker is slow to die)
+        running.append(1)
+        calls.append(len(running))
+        release.wait(10)
+        running.pop()
+        return Verdict(ex.number, ex.slug, ex.title, [Result("t", "api", Status.PASSED)], [], "cpu", 0.1)
+
+    monkeypatch.setattr(watch, "grade_file", stuck_grade)
+    monkeypatch.setattr(session, "cancel_all", lambda: None)
+    ws = create(tmp_path / "ws", CATALOG)
+    w = Watcher(ws, EX3, BASE, timeout=30, screen=Frames())
+    w.grade()
+    w.grade()  # a second save while the first grade is stuck
+    assert w.deferred and w.state == "grading" and len(calls) == 1
+    release.set()
+    deadline = time.monotonic() + 5
+    while w.state == "grading" and time.monotonic() < deadline:
+        w.poll()
+        time.sleep(0.02)
+    assert calls == [1, 1] and not w.deferred and w.state == "graded"  # two grades, one after the other
