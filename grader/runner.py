@@ -395,6 +395,10 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
             raise PackCodeError(collector.pack_faults[0])
         verdict = Verdict(ex.number, ex.slug, ex.title, collector.results, [], device, 0.0, topics=ex.topics)
         verdict.notes = collector.notes if verdict.passed else []  # correct but less precise: said, not failed
+        refused_at = violations[0].line if violations else syntax.lineno if syntax is not None else None
+        for t in verdict.failures():
+            if t.code == "policy_blocked" and refused_at:
+                t.line = refused_at  # the views mark the refused line, not the whole file
         from grader.diagnosis import diagnose
 
         from grader.diagnosis import make

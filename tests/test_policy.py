@@ -199,3 +199,14 @@ def test_allowlist_keeps_attention_code_and_is_extensible(tmp_path):
     assert [v.rule for v in check("import torch.fx")] == ["unsafe_code"]
     policy = load_policy().extended({"allowed_attributes": ["torch.fx"]}, "test")
     assert [v.rule for v in check("import torch.fx", policy=policy)] == []
+
+
+def test_a_refused_file_points_at_the_refused_line(tmp_path):
+    from tests.conftest import grade_json
+
+    solution = CAT.get(2).solution_path.read_text()
+    path = tmp_path / "with_os.py"
+    path.write_text(solution + "\nimport os\n")
+    code, doc = grade_json("exercise", "2", path, here=True)
+    refused = [t for t in doc["tests"] if t["code"] == "policy_blocked"]
+    assert code == 1 and refused and refused[0]["line"] == len(solution.splitlines()) + 2
