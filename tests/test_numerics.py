@@ -1,5 +1,7 @@
 """grader.numerics (one table of tolerances, the closeness rules, dtype names) and grader.harness.unravel
 (torch.unravel_index without its first-call cost, sympy, index for index)."""
+import re
+
 import pytest
 import torch
 
@@ -105,10 +107,11 @@ def test_compare_the_checks_and_the_diagnosis_use_the_one_module():
     assert not hasattr(harness, "TOLERANCES") or harness.TOLERANCES is numerics.TOLERANCES
 
 
+SECOND_COPY = re.compile(r"^(def close\(|\w*(TOLERANCES?|RTOL|ATOL)\w*(, *\w+)* = |DTYPE_NAMES = )", flags=re.M)
+
+
 def test_no_second_tolerance_table_or_closeness_rule_in_the_grader():
     """A table of tolerances or a close() written again elsewhere would drift from this one (it did, three times)."""
-    import re
-
     from tests.conftest import ROOT
 
     found = []
@@ -116,6 +119,12 @@ def test_no_second_tolerance_table_or_closeness_rule_in_the_grader():
         if path.name == "numerics.py" or "_kit" in path.parts:
             continue
         text = path.read_text(encoding="utf-8")
-        found += [f"{path.relative_to(ROOT)}: {m.group(0)}" for m in
-                  re.finditer(r"^(def close\(|\w*(TOLERANCES?|RTOL|ATOL)\w* = |DTYPE_NAMES = )", text, flags=re.M)]
+        found += [f"{path.relative_to(ROOT)}: {m.group(0)}" for m in SECOND_COPY.finditer(text)]
     assert not found, found
+
+
+def test_the_second_copy_guard_fires():
+    for text in ("def close(a, b, rtol):\n", "RTOL = {torch.float64: 1e-6}\n", "MATCH_RTOL, MATCH_ATOL = 1e-5, 1e-5\n",
+                 "TOLERANCES = {}\n", "DTYPE_NAMES = {}\n"):
+        assert SECOND_COPY.search(text), text
+    assert not SECOND_COPY.search("    def close(self) -> None:\nANGLE_TOL = (2e-3, 2e-3)\n")
