@@ -90,3 +90,13 @@ def render_diff(mine: str, reference: str, *, mine_name: str, ref_name: str, wid
     if width is not None and fits_side_by_side(mine, reference, width):
         return side_by_side(mine, reference, mine_name=mine_name, ref_name=ref_name, width=width, color=color)
     return unified(mine, reference, mine_name=mine_name, ref_name=ref_name, color=color)
+
+
+def diff_file(path, ex, *, width: int | None = None, color: bool = False) -> str:
+    """The learner's file (path) beside exercise ex's reference; source.Unreadable if the file cannot be read."""
+    from grader.source import read_submission
+    from grader.workspace import solution_text
+
+    mine = read_submission(path)
+    return render_diff(mine, solution_text(ex), mine_name=f"{path} (yours)", ref_name=f"{ex.file} (reference)",
+                       width=width, color=color)

@@ -11,20 +11,10 @@ import torch
 
 from grader.catalog import Exercise
 from grader.failures import Mismatch, expect
+from grader.numerics import FLOAT64_NATIVE, TOLERANCES, allclose, dtype_name
 from grader.sandbox import Sandbox, SubmissionError, WorkerGone
 
-# (rtol, atol) by dtype. float64 admits code that rounds through float32 once (a float32 constant, an
-# epsilon in a denominator, a softmax upcast): that moves O(1) values by about 1e-7, the classic mistakes
-# by 1e-2 or more. Agreement looser than FLOAT64_NATIVE passes with a note (Harness.notes).
-TOLERANCES = {
-    torch.float64: (1e-5, 1e-5),
-    torch.float32: (1e-4, 1e-5),
-    torch.float16: (1e-2, 2e-3),
-    torch.bfloat16: (3e-2, 1e-2),
-}
-FLOAT64_NATIVE = (1e-9, 1e-10)
 PRECISION_NOTES: contextvars.ContextVar[list | None] = contextvars.ContextVar("precision_notes", default=None)
-DTYPE_NAMES = {torch.float64: "float64", torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
 
 
 def load_reference(ex: Exercise):
@@ -54,11 +44,10 @@ def compare(got: torch.Tensor, want: torch.Tensor, what: str, *, dtype=torch.flo
            "shape_mismatch")
     got, want = got.double(), want.double()
     expect(not torch.isnan(got).any() or torch.isnan(want).any(), f"{what}: contains NaN", "non_finite")
-    rtol, atol = tol or TOLERANCES[dtype]
     diff = (got - want).abs().nan_to_num(float("inf"))
-    if torch.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+    if allclose(got, want, tol or TOLERANCES[dtype]):
         notes = PRECISION_NOTES.get()
-        if dtype == torch.float64 and notes is not None and not torch.allclose(got, want, *FLOAT64_NATIVE, equal_nan=True):
+        if dtype == torch.float64 and notes is not None and not allclose(got, want, FLOAT64_NATIVE):
             notes.append((diff.max().item(), what))
         return
     index = unravel(int(diff.argmax()), diff.shape)
@@ -115,7 +104,7 @@ class Harness:
             return known[1]
         if isinstance(obj, torch.Tensor):
             small = obj.numel() <= 64
-            return {"shape": list(obj.shape), "dtype": str(obj.dtype).removeprefix("torch."),
+            return {"shape": list(obj.shape), "dtype": dtype_name(obj.dtype),
                     "values": obj.tolist() if small else None}
         return {"names": sorted(obj)} if obj else {}
 
@@ -199,14 +188,14 @@ class Harness:
                 continue
             tensors[f"kw_{k}"] = v
             kw[k] = f"kw_{k}"
-        header = {"op": "run", "init": init, "args": names, "kwargs": kw, "dtype": DTYPE_NAMES[dtype],
+        header = {"op": "run", "init": init, "args": names, "kwargs": kw, "dtype": dtype_name(dtype),
                   "train": train, "device": device, "seed": seed}
         if scalars:
             header["scalars"] = scalars
         if grad_out is not None:
             header["grad"] = [f"gout{i}" for i in range(len(grad_out))]
             tensors.update({f"gout{i}": g for i, g in enumerate(grad_out)})
-        self.last_call = {"entry": self.exercise.entry, "init": init, "dtype": DTYPE_NAMES[dtype], "train": train,
+        self.last_call = {"entry": self.exercise.entry, "init": init, "dtype": dtype_name(dtype), "train": train,
                           "device": device, "seed": seed, "grad": grad_out is not None, "scalars": scalars,
                           "args": [self.recipe(a) for a in args], "params": self.recipe(params) if params else None,
                           "kwargs": {k: self.recipe(v) for k, v in (kwargs or {}).items() if isinstance(v, torch.Tensor)}}

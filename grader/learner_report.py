@@ -110,3 +110,17 @@ def write_report(*, ex: Exercise, verdict, source, path: Path, output: Path | No
         Path(tmp).unlink(missing_ok=True)
         raise
     return target
+
+
+def write_file_report(*, ex: Exercise, verdict, path: Path, output: Path | None = None) -> Path:
+    """write_report for a graded file: its code read back (a notebook's lines numbered by cell and line; none if it
+    cannot be read now) and the catalog's next exercise."""
+    from grader.catalog import load_catalog
+    from grader.source import Unreadable, read_source
+
+    try:
+        source = read_source(path)
+    except Unreadable:
+        source = None
+    return write_report(ex=ex, verdict=verdict, source=source, path=path, output=output,
+                        following=load_catalog().next_after(ex))

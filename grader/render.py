@@ -134,6 +134,17 @@ def progress_table(ws, catalog, *, current=None):
     return table
 
 
+
+def all_lines(verdicts: list[Verdict]) -> list[str]:
+    """`grade all`: one line per exercise (mark, slug, score, the first mistake named), then how many passed."""
+    lines = []
+    for v in verdicts:
+        mark = "[green]✓[/]" if v.passed else ("[yellow]○[/]" if v.state == "not_started" else "[red]✗[/]")
+        why = "" if v.passed or not v.diagnoses else f"  {v.diagnoses[0].title}"
+        lines.append(f"{mark} {v.exercise} {v.slug:<22} {v.score:>3}/{v.max_score:<3}{why}")
+    return lines + [f"\n{sum(v.passed for v in verdicts)} of {len(verdicts)} exercises passed."]
+
+
 def watch_parts():
     """The macros of templates/watch.term.j2 that make up watch's screen (status, verdict, prompt, keys...)."""
     return environment().get_template("watch.term.j2").module

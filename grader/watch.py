@@ -26,7 +26,7 @@ from pathlib import Path
 from grader import history
 from grader.catalog import Exercise, load_catalog
 from grader.screen import Screen
-from grader.workspace import Hints, Workspace, named_mistake
+from grader.workspace import Hints, Workspace, remember
 
 
 @contextlib.contextmanager
@@ -252,10 +252,7 @@ class Watcher:
             return
         self.state, self.verdict = "graded", v
         try:
-            self.ws.record(ex, v.passed)
-            if v.state == "not_started":
-                self.hints.mark(ex, 1)  # hint 1 is on the screen: h shows hint 2
-            self.hints.note(ex, named_mistake(v))
+            remember(self.ws, ex, v)  # hint 1 is on the not-started screen: h shows hint 2
             if self.hints.pending(ex):
                 self.hints.shown(ex)  # the verdict on screen shows that mistake's hint: h goes on with the ladder
         except OSError as exc:

@@ -423,3 +423,17 @@ def test_a_name_with_a_newline_cannot_add_a_row_to_the_summary():
     console.print(summary_table([row], [1]))
     lines = [line for line in console.export_text().splitlines() if "carol" in line]
     assert len(lines) == 1 and "mallory" in lines[0] and "3/24" in lines[0], lines
+
+
+def test_the_summary_ends_with_the_counts_and_where_the_files_went(tmp_path):
+    from types import SimpleNamespace as NS
+
+    from grader.instructor.summary import closing_lines, notes_line
+
+    rows = [NS(digest="a", notes=["two candidates"]), NS(digest="b", notes=[]), NS(digest="", notes=[])]
+    result = NS(rows=rows, graded=1, cached=1, elapsed_s=2.04, gradebook=tmp_path / "g.csv", reports=0, index=None)
+    assert notes_line(rows) == ("1 submission has notes (ambiguous, refused or empty files): see the note column.")
+    assert notes_line(rows[1:]) is None
+    assert closing_lines(result, shard="1/2", report_dir=tmp_path) == [
+        "\n2 submissions in shard 1/2: 1 graded, 1 unchanged since the last run, 1 in the roster without a "
+        "submission, in 2.0 s.", f"gradebook:   {tmp_path / 'g.csv'}"]

@@ -45,7 +45,7 @@ def test_bundle_has_the_required_files_at_its_root(bundle):
     assert pinned == [f"torch=={built_torch()}"]  # the torch this kit runs with, not whatever is newest
     with zipfile.ZipFile(bundle) as z, zipfile.ZipFile(z.open(wheel_name)) as wheel:
         inside = set(wheel.namelist())
-    assert {"grader/cli.py", "grader/instructor/gradescope.py", "grader/_kit/solutions/03_causal_attention.py",
+    assert {"grader/cli/__init__.py", "grader/instructor/gradescope.py", "grader/_kit/solutions/03_causal_attention.py",
             "grader/_kit/templates/gradescope/run_autograder"} <= inside
 
 

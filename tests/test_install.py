@@ -87,7 +87,7 @@ def test_classroom_template_installs_its_own_wheel(world):
     assert (repo / spec).is_file()
     with zipfile.ZipFile(repo / spec) as wheel:
         names = set(wheel.namelist())
-    assert {"grader/cli.py", "grader/_kit/templates/classroom/classroom.yml"} <= names
+    assert {"grader/cli/__init__.py", "grader/_kit/templates/classroom/classroom.yml"} <= names
     assert any(n.endswith(".dist-info/RECORD") for n in names) and any(n.endswith("entry_points.txt") for n in names)
     sh(venv / "bin" / "python", "-m", "pip", "install", "-q", "--dry-run", "--no-deps", repo / spec, env=env)
 

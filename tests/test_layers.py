@@ -16,7 +16,8 @@ GRADER = ROOT / "grader"
 # the sandbox's self-check is a tool above it: it finds the pack whose files a worker must not read
 LAYERS = [
     (0, ("grader.sandbox",)),
-    (1, ("grader.pack", "grader.catalog", "grader.results", "grader.failures", "grader.policy", "grader")),
+    (1, ("grader.pack", "grader.catalog", "grader.results", "grader.failures", "grader.policy", "grader.numerics",
+         "grader")),
     (2, ("grader.harness", "grader.probes", "grader.sandbox.selfcheck", "grader.sandbox.__main__")),
     (3, ("grader.suites", "grader.diagnosis", "grader.checks")),
     (4, ("grader.runner",)),

@@ -208,3 +208,31 @@ def test_reset_in_a_terminal_asks_then_keeps_a_backup(ws):
         term.close()
     backup, = (ws.root / workspace.BACKUPS).iterdir()
     assert backup.read_text(encoding="utf-8") == "# my attempt\n"
+
+
+def test_a_grade_is_remembered_with_its_hint_state(ws):
+    """workspace.remember, after `grade exercise` and `grade all`: the outcome, hint 1 (the not-started screen
+    shows it) and the named mistake `grade hint` answers first; a pass clears the mistake."""
+    from types import SimpleNamespace as NS
+
+    workspace.remember(ws, EX1, NS(passed=False, state="not_started", diagnoses=[]))
+    assert workspace.Hints(ws).seen(EX1) == 1 and EX1.number not in ws.passed
+    workspace.remember(ws, EX2, NS(passed=False, state="graded", diagnoses=[NS(id="no_scaling")]))
+    assert workspace.Hints(workspace.find(ws.root)).pending(EX2) == "no_scaling"
+    workspace.remember(ws, EX2, NS(passed=True, state="graded", diagnoses=[]))
+    again = workspace.find(ws.root)
+    assert EX2.number in again.passed and workspace.Hints(again).pending(EX2) is None
+
+
+def test_grade_all_lists_each_exercise_then_how_many_passed():
+    from types import SimpleNamespace as NS
+
+    from grader.render import all_lines
+
+    passed = NS(passed=True, state="graded", diagnoses=[], exercise=1, slug="self_attention", score=10, max_score=10)
+    wrong = NS(passed=False, state="graded", diagnoses=[NS(title="The scores are not scaled")], exercise=2,
+               slug="scaled_dot_product", score=4, max_score=12)
+    assert all_lines([passed, wrong]) == [
+        "[green]✓[/] 1 self_attention          10/10 ",
+        "[red]✗[/] 2 scaled_dot_product       4/12   The scores are not scaled",
+        "\n1 of 2 exercises passed."]

@@ -11,6 +11,7 @@ from grader.diagnosis.diagnoses import make
 from grader.diagnosis.behaviour import attempt, close, crash_or, evidence, failed, match, report
 from grader.diagnosis.variants import PADDING_BUGS, SCALE_BUGS, attend
 from grader.harness import compare, expect, unravel
+from grader.numerics import dtype_name
 from grader.suites import ON_DEVICE, check, needs
 
 
@@ -122,7 +123,7 @@ def test_half_precision_float16_and_bfloat16(kit, ex):
     args = qkv(kit, c, salt=30)
     want, _ = kit.ref_run(None, args, kwargs)
     for dtype in (torch.float16, torch.bfloat16):
-        name = str(dtype).removeprefix("torch.")
+        name = dtype_name(dtype)
         got, _ = kit.run(None, [a.to(dtype) for a in args], kwargs, dtype=dtype)
         expect(not torch.isnan(got[0]).any(), f"{name}: the output contains NaN (a fill value that overflows to -inf?)",
                "non_finite")

@@ -9,6 +9,7 @@ import torch
 from grader.diagnosis.diagnoses import make
 from grader.diagnosis.behaviour import attempt, close, crash_or, delta, evidence, failed, match, report
 from grader.harness import compare, expect
+from grader.numerics import dtype_name
 from grader.sandbox import SubmissionError
 from grader.suites import ON_DEVICE, check, needs
 
@@ -82,7 +83,7 @@ def test_rope_half_precision_at_large_positions(kit, ex):
         except SubmissionError:
             continue
         rounded = want[0].to(dtype).double()  # the reference, rounded as a half-precision output must be
-        compare(got, rounded, f"{str(dtype).removeprefix('torch.')} rotated x at positions 3000..",
+        compare(got, rounded, f"{dtype_name(dtype)} rotated x at positions 3000..",
                 tol=(4e-2, 4e-2) if dtype is torch.bfloat16 else (8e-3, 8e-3))
 
 

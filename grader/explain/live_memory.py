@@ -6,6 +6,8 @@ from functools import cache
 
 import torch
 
+from grader.numerics import dtype_name
+
 from .live import table
 
 GPT2_SMALL = {"name": "GPT-2 small", "layers": 12, "heads": 12, "head_dim": 64, "tokens": 1024}
@@ -29,10 +31,6 @@ def fmt_bytes(n: int) -> str:
 def cache_bytes(layers: int, kv_heads: int, head_dim: int, tokens: int, dtype: torch.dtype, batch: int = 1) -> int:
     """Size of the whole cache as one tensor: K and V for every layer, kv head, token and feature."""
     return torch.empty(2, batch, layers, kv_heads, tokens, head_dim, dtype=dtype, device="meta").nbytes
-
-
-def dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
 
 
 @cache

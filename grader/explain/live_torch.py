@@ -8,6 +8,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from grader.numerics import dtype_name
+
 from .live import TOKENS, causal_blocked, f4, inputs, panel, table
 
 
@@ -161,10 +163,6 @@ def masked_rows() -> dict:
         "tables": {"rows": table(rows, code=(0,))},
         "maps": {"padding": [panel(w, names, names, blocked)]},
     }
-
-
-def dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
 
 
 @cache

@@ -40,3 +40,27 @@ def summary_table(rows, numbers: list[int]) -> Table:
         table.add_row(Text(one_line(row.submission)), f"{fmt(row.points)}/{fmt(row.max_points)}", marks(row),
                       Text(one_line(row.problem or top)))
     return table
+
+
+def notes_line(rows) -> str | None:
+    """How many submissions have notes (ambiguous, refused or empty files), if any."""
+    noted = sum(1 for row in rows if row.notes)
+    if not noted:
+        return None
+    return (f"{noted} submission{'s have' if noted != 1 else ' has'} notes (ambiguous, refused or empty files): "
+            f"see the note column.")
+
+
+def closing_lines(result, *, shard: str | None, report_dir) -> list[str]:
+    """After the table: what was graded, cached or absent (roster entries without a submission) and how long it
+    took, then where the gradebook, the reports and the cohort page went."""
+    absent = sum(1 for row in result.rows if not row.digest)
+    count = f"{len(result.rows) - absent} submission{'s' if len(result.rows) - absent != 1 else ''}"
+    absent_text = f", {absent} in the roster without a submission" if absent else ""
+    lines = [f"\n{count}{f' in shard {shard}' if shard else ''}: {result.graded} graded, {result.cached} unchanged "
+             f"since the last run{absent_text}, in {result.elapsed_s:.1f} s."]
+    for label, path in (("gradebook", result.gradebook), ("reports", report_dir if result.reports else None),
+                        ("cohort page", result.index)):
+        if path:
+            lines.append(f"{label + ':':<13}{path}")
+    return lines
