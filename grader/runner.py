@@ -76,6 +76,18 @@ def _evidence(declared, code: str) -> tuple[str, ...]:
     return () if found is None else (found,) if isinstance(found, str) else tuple(found)
 
 
+def where(item) -> str:
+    """A check's own file and line: an exercise module's check is run through a generic test (its parameter)."""
+    import inspect
+
+    own = item.callspec.params.get("own") if hasattr(item, "callspec") else None
+    fn = inspect.unwrap(own[0]) if own else getattr(item, "function", None)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return f"{item.path.name}: {item.name}"
+    return f"{code.co_filename}:{code.co_firstlineno}: {fn.__name__}"
+
+
 class Collector:
     """pytest plugin: keeps the tests this exercise needs and records each outcome as a TestResult."""
 
@@ -106,7 +118,7 @@ class Collector:
         for item in keep:
             category = item.get_closest_marker("check").args[0]
             if category not in self.categories:
-                self.pack_faults.append(f"{item.path.name}: {item.name}: @check({category!r}): no such category; "
+                self.pack_faults.append(f"{where(item)}: @check({category!r}): no such category; "
                                         "declare it in info.toml's [points]")
         keep.sort(key=lambda it: self.categories.index(it.get_closest_marker("check").args[0])
                   if it.get_closest_marker("check").args[0] in self.categories else len(self.categories))

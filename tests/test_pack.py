@@ -92,3 +92,17 @@ def test_the_second_example_pack_is_valid_and_uses_what_a_pack_may_declare():
     catalog, problems = metadata_problems(window)
     assert problems == [] and "window" in catalog.categories
     assert catalog.get(1).has("causal") and catalog.get(1).kind == "module"
+
+
+def test_hint_after_a_pack_mistake_names_it_and_suggests_the_same_pack(tmp_path, monkeypatch):
+    """`grade hint` after a grade named one of the pack's own mistakes: its text comes from the pack's DIAGNOSES
+    (not a KeyError, exit 3), and the follow-up command keeps `--pack`, else it would show the kit's exercise."""
+    from grader import workspace
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    ex = load_catalog(Pack.at(PACK).root).exercises[-1]
+    workspace.Hints(None).note(ex, "alibi_bias_sign")  # as `grade exercise` records a named mistake
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    shown = run_grade("hint", ex.number, "--pack", PACK, cwd=tmp_path, env=env)
+    assert shown.returncode == 0 and "(alibi_bias_sign)" in shown.stdout, shown.stderr
+    assert f"grade hint {ex.number} --pack {PACK}" in " ".join(shown.stdout.split())

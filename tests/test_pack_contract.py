@@ -311,6 +311,7 @@ def test_a_pack_declares_its_own_point_category(tmp_path):
     proc = grade_here("exercise", "13", undeclared.solutions / "13_alibi.py", "--pack", undeclared.root)
     assert proc.returncode == 2 and "@check('slopes'): no such category" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+    assert f"{undeclared.checks / 'ex13_alibi.py'}:" in proc.stderr  # the pack's own file and line, not the kit's
 
 
 @pytest.mark.parametrize("points, message", [('"Window" = 1', "a category of its own is a lower-case name"),

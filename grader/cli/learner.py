@@ -13,7 +13,8 @@ import click
 from grader import history, workspace
 from grader.catalog import LEVELS, load_catalog
 from grader.cli.options import (DEVICE, INTERNAL, OWN_FILES, TIMEOUT, WEAK_OK, WEAK_SANDBOX, check_sandbox,
-                                current_exercise, current_workspace, environment_error, fail, pack_option)
+                                current_exercise, current_workspace, environment_error, fail, pack_option,
+                                suggest)
 from grader.params import EXERCISE
 
 
@@ -81,7 +82,7 @@ def _grade_one(ex, path: Path | None, *, as_json: bool, device: str, verbose: bo
     ws = current_workspace(required=path is None)
     path = path or ws.file_for(ex)
     if not path.is_file():
-        fail(f"no such file: {path}" + (" (run `grade reset %d` to restore it)" % ex.number if ws and ws.owns(path, ex) else ""))
+        fail(f"no such file: {path}" + (f" (run `{suggest('reset', ex.number)}` to restore it)" if ws and ws.owns(path, ex) else ""))
     if html and output is not None and output.resolve() == path.resolve():
         fail(f"-o {output} is the file being graded: name another file for the report")
     verdict = _grade(ex, path, device=device, timeout=timeout, policy_file=policy_file, allow_weak=allow_weak, offer=True,
@@ -161,7 +162,7 @@ def grade_all(as_json, device, timeout):
     for ex in load_catalog().exercises:
         path = ws.file_for(ex)
         if not path.is_file():
-            fail(f"no such file: {path} (run `grade reset {ex.number}` to restore it)")
+            fail(f"no such file: {path} (run `{suggest('reset', ex.number)}` to restore it)")
         v = _grade(ex, path, device=device, timeout=timeout)
         problem = _record(ws, ex, v) or problem
         noted = history.record_grade(ex, v)[1]
@@ -193,7 +194,7 @@ def reset(exercise, yes):
     target = ws.file_for(exercise)
     if not yes and target.exists():
         if not sys.stdin.isatty():
-            fail(f"not resetting {target}: no terminal to confirm on; run `grade reset {exercise.number} --yes` "
+            fail(f"not resetting {target}: no terminal to confirm on; run `{suggest('reset', exercise.number, '--yes')}` "
                  f"(your version is backed up to {workspace.BACKUPS}/ first)")
         click.confirm(f"Overwrite {target} with the skeleton (your version is backed up first)?", abort=True)
     path, backup = workspace.reset(ws, exercise)
@@ -218,10 +219,12 @@ def hint(exercise, level):
     mistake = None if level else hints.pending(ex)
     if mistake is not None:  # the last grade named the mistake: its own hint first
         from grader.diagnosis import make
+        from grader.pack import exercise_module
 
+        exercise_module(ex)  # a pack's own mistakes are named by its DIAGNOSES
         d = make(mistake)
         show(console(), escape(f"Your last grade of exercise {ex.number} found: {d.title} ({d.id}).\n  {d.hint}\n"
-                               f"Run `grade hint {ex.number}` again for the exercise's own hints."))
+                               f"Run `{suggest('hint', ex.number)}` again for the exercise's own hints."))
         try:
             hints.shown(ex)
         except OSError as exc:
@@ -230,7 +233,7 @@ def hint(exercise, level):
     level = level or hints.next(ex)
     if level > len(ex.hints):
         fail(f"exercise {ex.number} has {len(ex.hints)} hints")
-    more = f"\nRun `grade hint {ex.number}` again for a more specific one." if level < len(ex.hints) else ""
+    more = f"\nRun `{suggest('hint', ex.number)}` again for a more specific one." if level < len(ex.hints) else ""
     show(console(), escape(hint_text(ex, level) + more))
     try:
         hints.mark(ex, level)

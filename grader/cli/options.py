@@ -35,6 +35,19 @@ def environment_error(exc: OSError) -> str:
     return f"cannot write{where}: {exc.strerror or exc} (check the folder's permissions and free space)"
 
 
+PACK_GIVEN = "attention_kit.pack"  # the --pack a command was given, for the commands it suggests next
+
+
+def suggest(*words) -> str:
+    """A command to suggest to the user, carrying the --pack they gave (the environment variable and a workspace's
+    pack carry themselves): `grade hint 2 --pack ../relpos-pack`, not the kit's exercise 2."""
+    import shlex
+
+    ctx = click.get_current_context(silent=True)
+    pack = ctx.meta.get(PACK_GIVEN) if ctx is not None else None
+    return " ".join(["grade", *map(str, words), *(["--pack", shlex.quote(str(pack))] if pack else [])])
+
+
 def _use_pack(ctx, param, value):
     """--pack DIR (or ATTENTION_KIT_PACK): make DIR the default pack, checked now (exit 2 if it is wrong)."""
     from grader.catalog import CatalogError
@@ -43,6 +56,7 @@ def _use_pack(ctx, param, value):
     try:
         if value is not None:
             use_pack(value)
+            ctx.meta[PACK_GIVEN] = value
         else:  # in a workspace made from a pack, its pack
             ws = _quiet_workspace()
             if ws is not None and ws.pack is not None:
