@@ -112,7 +112,8 @@ class Policy:
             self,
             allowed_imports=allowed | frozenset(t.extra_allowed_imports),
             denied_names=(self.denied_names | frozenset(t.denied_names)) - frozenset(t.allowed_names),
-            denied_attributes=(self.denied_attributes | frozenset(t.denied_attributes)) - frozenset(t.allowed_attributes),
+            denied_attributes=(self.denied_attributes | frozenset(t.denied_attributes))
+            - frozenset(t.allowed_attributes),
             static_check=t.static_check if "static_check" in table else self.static_check,
             origin=(*self.origin, origin),
             lifted=self.lifted | frozenset(t.allowed_attributes),

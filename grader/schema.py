@@ -311,7 +311,7 @@ SCHEMAS = {"info.schema.json": InfoFile, "verdict.schema.json": VerdictJSON, "po
 
 
 def schemas(types: dict[str, type] = SCHEMAS) -> dict[str, dict]:
-    """Each published JSON Schema by file name (the instructor's gradebook has its own: grader/instructor/gradebook.py)."""
+    """Each published JSON Schema by file name (the gradebook's are in grader/instructor/gradebook.py SCHEMAS)."""
     return {name: msgspec.json.schema(t) for name, t in types.items()}
 
 

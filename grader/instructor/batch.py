@@ -29,9 +29,9 @@ from grader.instructor.grading import ExerciseResult, grade_submission, max_poin
 from grader.instructor.lms import canvas_csv
 from grader.instructor.roster import SHOWN, match
 from grader.instructor.outputs import OutputDir, OutputError
-from grader.instructor.gradebook import (CACHE_SCHEMA, GRADEBOOK_SUFFIXES, Row, cache_key, cache_name, cache_text,  # noqa: F401
-                                         check_name, gradebook_csv, gradebook_json, gradebook_text, in_shard,
-                                         load_cache, parse_shard)
+from grader.instructor.gradebook import (  # noqa: F401 (also the names the CLI and tests import from here)
+    CACHE_SCHEMA, GRADEBOOK_SUFFIXES, Row, cache_key, cache_name, cache_text, check_name, gradebook_csv, gradebook_json,
+    gradebook_text, in_shard, load_cache, parse_shard)
 from grader.instructor.rubric import Rubric, apply, load_rubric
 from grader.instructor.submissions import (discover, flat_groups, looks_like_one_submission, names_for, open_flat,
                                            open_submission, shared_names)
@@ -320,6 +320,7 @@ def _grade(subs, previous, numbers, salt, jobs, timeout, progress) -> tuple[dict
         old = previous.get(sub.name)
         if old is not None and old.digest == digest:
             rows[sub.name] = old.row()
+            rows[sub.name].cached = True
             continue
         rejected = {n: sub.problem for n in numbers} if sub.problem else sub.rejected
         tasks.append({"name": sub.name, "digest": digest, "problem": sub.problem, "numbers": numbers,

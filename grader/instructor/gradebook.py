@@ -21,7 +21,7 @@ import platform
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -76,6 +76,11 @@ class Row:
                 "problem": self.problem, "report": self.report, "digest": self.digest,
                 "duration_s": round(self.duration_s, 3), "exercises": [e.to_dict() for e in self.exercises]}
 
+    @classmethod
+    def from_dict(cls, data: dict) -> "Row":
+        """A cache entry's row (msgspec.ValidationError when it does not have CacheEntry's shape)."""
+        return msgspec.convert(data, CacheEntry, strict=True).row()
+
 
 # -- the JSON gradebook's shape (schema_version 1; fields are only ever added) ------------------------------------
 Status = Literal["passed", "failed", "not_started", "missing", "rejected", "error"]  # grading.STATUSES
@@ -84,8 +89,8 @@ Number = int | float  # 12.0 is written 12
 
 class ShardJSON(msgspec.Struct, forbid_unknown_fields=True):
     """Which slice of the cohort a partial gradebook holds (`grade batch --shard index/count`)."""
-    index: int
-    count: int
+    index: Annotated[int, msgspec.Meta(ge=1)]
+    count: Annotated[int, msgspec.Meta(ge=1)]
 
 
 class OverrideJSON(msgspec.Struct, forbid_unknown_fields=True):
@@ -220,7 +225,8 @@ class Gradebook:
     unapplied: list[str] = field(default_factory=list)
 
     def doc(self) -> GradebookJSON:
-        """total/max_total are the course's points (weights and overrides applied), raw_total/raw_max_total the checks."""
+        """The typed document: total/max_total are the course's points (weights and overrides applied),
+        raw_total/raw_max_total the checks."""
         from grader.instructor.rubric import Rubric
 
         given = (self.rubric or Rubric()).to_dict()  # built, not converted: a weight of 10 stays 10, not 10.0
@@ -357,7 +363,7 @@ class Merged(Gradebook):
 
 
 def merge(parts: list[Path]) -> Merged:
-    """Combine partial gradebooks; a missing, repeated or mismatched shard is a usage error, a batch cache is skipped."""
+    """Combine partial gradebooks; a missing, repeated or mismatched shard is a usage error, a cache is skipped."""
     from grader.instructor.rubric import Rubric
 
     read = [(Path(p), read_part(p)) for p in parts]
@@ -384,8 +390,9 @@ def merge(parts: list[Path]) -> Merged:
     missing = [i for i in range(1, count + 1) if i not in by_index]
     if missing:
         shown = ", ".join(f"{i}/{count}" for i in missing)
-        raise UsageError(f"missing shard{'s' if len(missing) > 1 else ''} {shown}: grade "
-                         f"{'them' if len(missing) > 1 else 'it'} with `grade batch SUBS --shard I/{count} -o part_I.json`")
+        them = "them" if len(missing) > 1 else "it"
+        raise UsageError(f"missing shard{'s' if len(missing) > 1 else ''} {shown}: grade {them} with "
+                         f"`grade batch SUBS --shard I/{count} -o part_I.json`")
     rows, seen = [], {}
     for path, doc in docs:
         for row in rows_of(doc):
@@ -432,12 +439,12 @@ class CacheEntry(msgspec.Struct, forbid_unknown_fields=True):
 
     def row(self) -> Row:
         return Row(self.submission, self.digest, [ExerciseResult(**msgspec.structs.asdict(e)) for e in self.exercises],
-                   problem=self.problem, report=self.report, duration_s=self.duration_s, cached=True)
+                   problem=self.problem, report=self.report, duration_s=self.duration_s)
 
 
 class CacheFile(msgspec.Struct):
     schema: int
-    rows: dict[str, msgspec.Raw]  # each entry is read on its own: one that is malformed costs only itself
+    rows: dict[str, Any]  # each entry is checked on its own: one that is malformed costs only itself
 
 
 def cache_key(timeout: float) -> dict:
@@ -454,41 +461,32 @@ def cache_name(output: Path | None) -> str:
     return output.stem + ".cache.json" if output is not None else "cache.json"
 
 
-def load_cache(data: bytes | None, name: str = "cache.json", problems: list[str] | None = None) -> dict[str, CacheEntry]:
+def load_cache(data: bytes | None, name: str = "cache.json", problems: list[str] | None = None
+               ) -> dict[str, CacheEntry]:
     """The entries of a cache file's bytes; what is malformed is left out (graded again) and said in problems.
     A cache of another schema (another version of the kit) is simply not used."""
     problems = [] if problems is None else problems
     if not data:
         return {}
-    try:
-        whole = msgspec.json.decode(data, type=CacheFile)
-    except msgspec.ValidationError as exc:
-        if _version(data) == CACHE_SCHEMA:
-            problems.append(f"{name}: {describe(exc, CacheFile)}; every submission is graded again")
-        return {}
-    except msgspec.DecodeError:
+    try:  # Python's reader: a verdict may hold NaN, which strict JSON (and msgspec's decoder) does not allow
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
         problems.append(f"{name} is not JSON; every submission is graded again")
         return {}
-    if whole.schema != CACHE_SCHEMA:
+    if not isinstance(doc, dict) or doc.get("schema") != CACHE_SCHEMA:
+        return {}
+    try:
+        whole = msgspec.convert(doc, CacheFile, strict=True)
+    except msgspec.ValidationError as exc:
+        problems.append(f"{name}: {describe(exc, CacheFile)}; every submission is graded again")
         return {}
     entries = {}
-    for submission, raw in whole.rows.items():
+    for submission, entry in whole.rows.items():
         try:
-            entries[submission] = msgspec.json.decode(raw, type=CacheEntry)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            entries[submission] = msgspec.convert(entry, CacheEntry, strict=True)
+        except msgspec.ValidationError as exc:
             problems.append(f"{name}: {describe(exc, CacheEntry, f'rows[{submission!r}]')}; graded again")
     return entries
-
-
-class _Version(msgspec.Struct):
-    schema: Any = None
-
-
-def _version(data: bytes):
-    try:
-        return msgspec.json.decode(data, type=_Version).schema
-    except (msgspec.ValidationError, msgspec.DecodeError):
-        return None
 
 
 def cache_text(rows: list[Row], previous: dict[str, CacheEntry]) -> str:
