@@ -13,7 +13,7 @@ from grader.instructor.grading import ExerciseResult
 from grader.instructor.merge import merge_gradebooks
 from grader.instructor.report import render_report
 from grader.instructor.rubric import Rubric, apply, load_rubric, parse_weights, read_overrides, read_rubric
-from tests.conftest import gradebook_doc, run_grade
+from tests.conftest import grade_here, gradebook_doc, run_grade
 
 EX1, EX3 = load_catalog().get(1), load_catalog().get(3)
 
@@ -434,7 +434,7 @@ def test_a_malformed_part_is_one_line_naming_the_file_and_the_key(tmp_path, chan
     with pytest.raises(UsageError) as err:
         merge_gradebooks(parts=[part], output=tmp_path / "merged.json")
     assert str(err.value).startswith(f"{part}: {says}") and "\n" not in str(err.value), str(err.value)
-    proc = run_grade("merge", part, "-o", tmp_path / "merged.json")
+    proc = grade_here("merge", part, "-o", tmp_path / "merged.json")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and says in proc.stderr, proc.stderr
 
 

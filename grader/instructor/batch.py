@@ -27,11 +27,11 @@ from grader.instructor import UsageError, select_exercises
 from grader.instructor.anonymize import anonymize, pseudonym
 from grader.instructor.grading import ExerciseResult, grade_submission, max_points
 from grader.instructor.lms import canvas_csv
-from grader.instructor.roster import SHOWN, match
+from grader.instructor.roster import match
 from grader.instructor.outputs import OutputDir, OutputError
 from grader.instructor.gradebook import (  # noqa: F401 (also the names the CLI and tests import from here)
-    CACHE_SCHEMA, GRADEBOOK_SUFFIXES, Row, cache_key, cache_name, cache_text, check_name, gradebook_csv, gradebook_json,
-    gradebook_text, in_shard, load_cache, parse_shard)
+    CACHE_SCHEMA, GRADEBOOK_SUFFIXES, Gradebook, Row, cache_key, cache_name, cache_text, check_name, gradebook_csv,
+    gradebook_json, gradebook_text, in_shard, load_cache, parse_shard)
 from grader.instructor.rubric import Rubric, apply, load_rubric
 from grader.instructor.submissions import (discover, flat_groups, looks_like_one_submission, names_for, open_flat,
                                            open_submission, shared_names)
@@ -342,7 +342,7 @@ def _grade(subs, previous, numbers, salt, jobs, timeout, progress) -> tuple[dict
 def _save(outputs: Outputs, result: BatchResult, previous, numbers: list[int], shard) -> None:
     """The gradebook, then the cache: both before any report."""
     if outputs.gradebook_dir is not None:
-        text = gradebook_text(result.rows, numbers, outputs.output.name, shard, result.rubric, result.unapplied)
+        text = Gradebook(result.rows, numbers, shard, result.rubric, result.unapplied).text(outputs.output.name)
         result.gradebook = _write(outputs.gradebook_dir, outputs.output.name, text, result.problems)
     if outputs.cache_dir is not None:
         _write(outputs.cache_dir, cache_name(outputs.output), cache_text(result.rows, previous), result.problems)
@@ -369,7 +369,7 @@ def _write_reports(result: BatchResult, subs: dict, outputs: Outputs, numbers: l
         else:
             result.reports.append(path)
     if lost and outputs.gradebook_dir is not None and result.gradebook is not None:  # no links to missing reports
-        text = gradebook_text(result.rows, numbers, outputs.output.name, shard, result.rubric, result.unapplied)
+        text = Gradebook(result.rows, numbers, shard, result.rubric, result.unapplied).text(outputs.output.name)
         _write(outputs.gradebook_dir, outputs.output.name, text, result.problems)
 
 
