@@ -20,6 +20,8 @@ Keys: ``allowed_imports`` (replaces the allowlist), ``extra_allowed_imports``, `
 the unsafe-code rules off altogether and leaves only the runtime isolation (for trusted code, and
 for the kit's own tests of that isolation). Nothing is read from the environment or from files
 beside the submission. Per-exercise forbidden APIs stay in info.toml (``forbidden``) and always apply.
+The keys are typed (grader/schema.py PolicyTable): a malformed table is a PolicyError of one line naming the
+file and the key, which the CLI exits with as a usage error (2).
 """
 from __future__ import annotations
 
@@ -82,12 +84,10 @@ DEFAULT_ALLOWED_IMPORTS = frozenset({"torch", "math", "typing", "dataclasses", "
                                      "collections", "numbers", "__future__"})
 _DUNDER_IN_TEXT = re.compile(r"__\w+__")
 _ATTRIBUTE_IN_TEXT = re.compile(r"\.(\w+)")
-KEYS = ("allowed_imports", "extra_allowed_imports", "denied_names", "denied_attributes", "allowed_names",
-        "allowed_attributes", "static_check")
 
 
 class PolicyError(ValueError):
-    """An instructor's policy file is malformed (a usage error)."""
+    """An instructor's policy file is malformed: one line naming the file and the key (a usage error, exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -101,26 +101,22 @@ class Policy:
 
     def extended(self, table: dict, origin: str) -> "Policy":
         """This policy with an instructor's table applied (see the module docstring for the keys)."""
-        unknown = sorted(set(table) - set(KEYS))
-        if unknown:
-            raise PolicyError(f"{origin}: unknown policy key(s) {', '.join(unknown)}; known: {', '.join(KEYS)}")
-        if not isinstance(table.get("static_check", True), bool):
-            raise PolicyError(f"{origin}: static_check must be true or false")
-        lists = {}
-        for key in KEYS[:-1]:
-            value = table.get(key, [])
-            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-                raise PolicyError(f"{origin}: {key} must be a list of names")
-            lists[key] = frozenset(value)
-        allowed = lists["allowed_imports"] if "allowed_imports" in table else self.allowed_imports
+        from grader.schema import SchemaError, read_policy
+
+        try:
+            t = read_policy(table, origin)
+        except SchemaError as exc:
+            raise PolicyError(str(exc)) from None
+        allowed = frozenset(t.allowed_imports) if isinstance(t.allowed_imports, list) else self.allowed_imports
         return replace(
             self,
-            allowed_imports=allowed | lists["extra_allowed_imports"],
-            denied_names=(self.denied_names | lists["denied_names"]) - lists["allowed_names"],
-            denied_attributes=(self.denied_attributes | lists["denied_attributes"]) - lists["allowed_attributes"],
-            static_check=table.get("static_check", self.static_check),
+            allowed_imports=allowed | frozenset(t.extra_allowed_imports),
+            denied_names=(self.denied_names | frozenset(t.denied_names)) - frozenset(t.allowed_names),
+            denied_attributes=(self.denied_attributes | frozenset(t.denied_attributes))
+            - frozenset(t.allowed_attributes),
+            static_check=t.static_check if "static_check" in table else self.static_check,
             origin=(*self.origin, origin),
-            lifted=self.lifted | lists["allowed_attributes"],
+            lifted=self.lifted | frozenset(t.allowed_attributes),
         )
 
 

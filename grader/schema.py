@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -133,23 +134,56 @@ def plain(what: str, key: str) -> tuple[str, str]:
     return key, what
 
 
+def _struct_in(tp) -> type | None:
+    """The Struct a field's type holds: itself, or inside list[...], dict[..., ...], X | None."""
+    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+        return tp
+    for arg in typing.get_args(tp):
+        found = _struct_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _literal_in(tp) -> tuple | None:
+    if typing.get_origin(tp) is Literal:
+        return typing.get_args(tp)
+    for arg in typing.get_args(tp):
+        found = _literal_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def landing(struct: type, key: str) -> tuple[type, Any]:
+    """The struct a key path (rows[0].exercises[1].status) lands in, and the type of its last key."""
+    parts = [p for p in re.sub(r"\[[^\]]*\]", "", key).split(".") if p]
+    for name in parts[:-1]:
+        inner = _struct_in({f.name: f.type for f in msgspec.structs.fields(struct)}.get(name))
+        if inner is None:
+            break
+        struct = inner
+    last = {f.name: f.type for f in msgspec.structs.fields(struct)}.get(parts[-1]) if parts else None
+    return struct, last
+
+
 def known_keys(struct: type, key: str) -> str:
     """The field names of the struct a key path lands in, for 'unknown key (known: ...)'."""
-    parts = [p for p in re.sub(r"\[\d+\]", "", key).split(".")[:-1] if p]
-    for name in parts:
-        hints = {f.name: f.type for f in msgspec.structs.fields(struct)}
-        inner = hints.get(name)
-        if isinstance(inner, type) and issubclass(inner, msgspec.Struct):
-            struct = inner
-        else:
-            break
-    return ", ".join(field_names(struct))
+    return ", ".join(field_names(landing(struct, key)[0]))
 
 
-def choices(key: str) -> str:
-    field = re.sub(r"\[\d+\]", "", key)
-    options = {"kind": Kind, "features": Feature}.get(field)
-    return ", ".join(options.__args__) if options else "the allowed values"
+def choices(struct: type, key: str) -> str:
+    options = _literal_in(landing(struct, key)[1])
+    return ", ".join(map(str, options)) if options else "the allowed values"
+
+
+def describe(exc: msgspec.ValidationError, struct: type, prefix: str = "") -> str:
+    """msgspec's error against struct as one line, "key: what is wrong" (prefix: where the checked value sits)."""
+    m = AT.match(str(exc))
+    key, what = plain(m.group("what"), (m.group("path") or "").lstrip("."))
+    what = what.format(known=known_keys(struct, key), choices=choices(struct, key))
+    shown = f"{prefix}.{key}" if prefix and key else prefix or key
+    return f"{shown}: {what}" if shown else what
 
 
 def read_info(raw: dict, path: Path) -> InfoFile:
@@ -161,7 +195,7 @@ def read_info(raw: dict, path: Path) -> InfoFile:
         label, key = where(m.group("path") or "", raw)
         key, what = plain(m.group("what"), key)
         struct = ExerciseSpec if label else InfoFile
-        what = what.format(known=known_keys(struct, key), choices=choices(key))
+        what = what.format(known=known_keys(struct, key), choices=choices(struct, key))
         raise SchemaError(": ".join(str(part) for part in (path, label, key, what) if part)) from None
 
 
@@ -250,18 +284,41 @@ def read_verdict(doc: dict) -> VerdictJSON:
         raise SchemaError(f"not a verdict document: {exc}") from None
 
 
-SCHEMAS = {"info.schema.json": InfoFile, "verdict.schema.json": VerdictJSON}
+# -- an instructor's sandbox policy (`grade exercise --policy FILE`, or info.toml's [policy]) -----------------------
+Name = Annotated[str, msgspec.Meta(min_length=1)]
 
 
-def schemas() -> dict[str, dict]:
-    """Each published JSON Schema by file name."""
-    return {name: msgspec.json.schema(t) for name, t in SCHEMAS.items()}
+class PolicyTable(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """The keys of a policy file (at its top level or under [policy]); grader/policy.py applies them."""
+    allowed_imports: list[Name] | UnsetType = UNSET  # replaces the built-in allowlist of imports
+    extra_allowed_imports: list[Name] = []
+    denied_names: list[Name] = []  # added to the built-in denied calls
+    denied_attributes: list[Name] = []
+    allowed_names: list[Name] = []  # lift a built-in denial, at the instructor's own risk
+    allowed_attributes: list[Name] = []  # names or module.name paths beyond grader/reachable.py
+    static_check: bool = True  # false: only the exercise's forbidden APIs are checked (trusted code)
 
 
-def write(folder: Path) -> list[Path]:
+def read_policy(table: dict, origin: str) -> PolicyTable:
+    """A policy table (parsed TOML) as a PolicyTable, or SchemaError: "origin: key: what is wrong"."""
+    try:
+        return msgspec.convert(table, PolicyTable, strict=True)
+    except msgspec.ValidationError as exc:
+        raise SchemaError(f"{origin}: {describe(exc, PolicyTable)}") from None
+
+
+SCHEMAS = {"info.schema.json": InfoFile, "verdict.schema.json": VerdictJSON, "policy.schema.json": PolicyTable}
+
+
+def schemas(types: dict[str, type] = SCHEMAS) -> dict[str, dict]:
+    """Each published JSON Schema by file name (the gradebook's are in grader/instructor/gradebook.py SCHEMAS)."""
+    return {name: msgspec.json.schema(t) for name, t in types.items()}
+
+
+def write(folder: Path, types: dict[str, type] = SCHEMAS) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     out = []
-    for name, doc in schemas().items():
+    for name, doc in schemas(types).items():
         target = folder / name
         target.write_text(json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
         out.append(target)

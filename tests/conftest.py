@@ -59,6 +59,17 @@ def grade_json(*args, cwd=None, timeout=120, here=False) -> tuple[int, dict]:
     return proc.returncode, doc
 
 
+def gradebook_doc(source: str | Path) -> dict:
+    """A JSON gradebook (its text, or the file) as a dict, checked against the published shape
+    (docs/schemas/gradebook.schema.json, from grader/instructor/gradebook.py): every gradebook a test reads."""
+    from grader.instructor.gradebook import read_gradebook
+
+    text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
+    doc = json.loads(text)
+    read_gradebook(doc, source if isinstance(source, Path) else "gradebook")
+    return doc
+
+
 @pytest.fixture
 def write(tmp_path):
     def _write(name: str, text: str) -> Path:

@@ -39,7 +39,7 @@ from grader.catalog import load_catalog
 from grader.policy import check
 from grader.runner import grade
 from grader.sandbox import Limits
-from tests.conftest import COMMAND, ROOT, run_grade
+from tests.conftest import COMMAND, ROOT, gradebook_doc, run_grade
 
 ADVERSARIAL = ROOT / "tests" / "adversarial"
 RUNTIME_ONLY = ADVERSARIAL / "runtime_only.toml"
@@ -364,7 +364,7 @@ def test_batch_keeps_going_around_an_attacker(tmp_path):
     proc = run_grade("batch", subs, "--jobs", "2", "-o", tmp_path / "gradebook.json", "--exercises", "1,2",
                      "--timeout", str(BATCH_TIMEOUT), "-q", timeout=400, env={**os.environ, "TMPDIR": str(tmp_path)})
     assert time.monotonic() - start < 120, proc.stderr
-    doc = json.loads((tmp_path / "gradebook.json").read_text())
+    doc = gradebook_doc(tmp_path / "gradebook.json")
     rows = {r["submission"]: r for r in doc["rows"]}
     for name in ("alice", "zoe"):
         assert [e["status"] for e in rows[name]["exercises"]] == ["passed"] * 2, (name, json.dumps(rows[name])[:3000], proc.stderr)

@@ -16,7 +16,7 @@ from grader.instructor.batch import Row, gradebook_json, report_name, run_batch,
 from grader.instructor.merge import merge, merge_gradebooks
 from grader.instructor.submissions import MAX_FILE_BYTES, MAX_ZIP_ENTRIES, discover, open_submission
 from grader.source import read_source
-from tests.conftest import COMMAND, CORPUS, grade_here, run_grade
+from tests.conftest import COMMAND, CORPUS, grade_here, gradebook_doc, run_grade
 
 EX1, EX3 = load_catalog().get(1), load_catalog().get(3)
 MARKUP = "# </pre></td><script>alert('report')</script>\n"
@@ -165,7 +165,7 @@ def test_json_gradebook_and_usage_errors(cohort):
     root, _ = cohort
     cache = json.loads((root / "gradebook.cache.json").read_text())
     rows = [Row.from_dict(cache["rows"][name]) for name in sorted(cache["rows"])]
-    doc = json.loads(gradebook_json(rows, [1, 3]))
+    doc = gradebook_doc(gradebook_json(rows, [1, 3]))
     assert doc["schema_version"] == 1 and doc["exercises"] == [1, 3]
     carol = next(r for r in doc["rows"] if r["submission"] == "carol")
     assert [(e["number"], e["status"]) for e in carol["exercises"]] == [(1, "failed"), (3, "missing")]
@@ -292,7 +292,7 @@ def test_a_planted_link_in_the_output_folders_is_replaced_not_followed(tmp_path)
     assert victim.read_text() == "precious"
     for name in (report_name("alice"), "index.html"):
         assert not (reports / name).is_symlink() and "<html" in (reports / name).read_text()
-    doc = json.loads((out / "gradebook.json").read_text())
+    doc = gradebook_doc(out / "gradebook.json")
     assert [r["submission"] for r in doc["rows"]] == ["alice"] and doc["rows"][0]["report"]
     assert len(result.problems) == 1 and "gradebook.cache.json" in result.problems[0]
     assert not [p for p in reports.iterdir() if p.name.endswith(".tmp")]
@@ -330,7 +330,7 @@ def test_shards_graded_apart_merge_into_the_unsharded_gradebook(small_cohort):
               shard=(2, 2))  # meanwhile, the other shard here: a second machine
     _, err = other.communicate(timeout=300)
     assert other.returncode == 0, err
-    parts = [json.loads((root / f"part_{i}.json").read_text()) for i in (1, 2)]
+    parts = [gradebook_doc(root / f"part_{i}.json") for i in (1, 2)]
     names = [[r["submission"] for r in p["rows"]] for p in parts]
     assert names == [["ana", "ben", "cy"], ["dee"]] and all(p["shard"]["count"] == 2 for p in parts)
     merged = run_grade("merge", root / "part_2.json", root / "part_1.json", "-o", root / "merged.json")
@@ -342,7 +342,7 @@ def test_shards_graded_apart_merge_into_the_unsharded_gradebook(small_cohort):
 
 def test_merge_reports_missing_and_repeated_shards(small_cohort):
     root = small_cohort
-    full = json.loads((root / "full.json").read_text())
+    full = gradebook_doc(root / "full.json")
     for i, names in ((1, ["ana", "ben"]), (2, ["cy"]), (3, ["dee"])):
         part = {**full, "shard": {"index": i, "count": 3}, "rows": [r for r in full["rows"] if r["submission"] in names]}
         (root / f"p{i}.json").write_text(json.dumps(part))
@@ -359,7 +359,7 @@ def test_merge_reports_missing_and_repeated_shards(small_cohort):
 def test_merge_skips_the_batch_caches_a_glob_finds_and_says_what_else_is_not_a_part(small_cohort, tmp_path):
     """Issue 20: `grade merge part_*.json` also matched part_N.cache.json and refused with wrong advice."""
     root = small_cohort
-    full = json.loads((root / "full.json").read_text())
+    full = gradebook_doc(root / "full.json")
     for i, names in ((1, ["ana", "ben", "cy"]), (2, ["dee"])):
         part = {**full, "shard": {"index": i, "count": 2}, "rows": [r for r in full["rows"] if r["submission"] in names]}
         (tmp_path / f"part_{i}.json").write_text(json.dumps(part))
@@ -399,7 +399,7 @@ def test_a_report_that_fails_in_a_shard_never_costs_the_shard_its_data(small_coh
     proc = grade_here("batch", root / "subs", "--shard", "1/2", "--exercises", "1", "-q", "-o", tmp_path / "part_1.json",
                       "--report-dir", tmp_path / "reports")
     assert proc.returncode == 0, proc.stderr
-    part = json.loads((tmp_path / "part_1.json").read_text())
+    part = gradebook_doc(tmp_path / "part_1.json")
     assert part.get("shard") == {"index": 1, "count": 2}
     assert "grade: warning: could not render the report of ana: ValueError" in proc.stderr
     assert {r["submission"]: bool(r["report"]) for r in part["rows"]} == {"ana": False, "ben": True, "cy": True}
@@ -407,7 +407,7 @@ def test_a_report_that_fails_in_a_shard_never_costs_the_shard_its_data(small_coh
               shard=(2, 2))
     merged = merge([tmp_path / "part_1.json", tmp_path / "part_2.json"])
     assert [(r.submission, r.total) for r in merged.rows] == [(r["submission"], r["total"])
-                                                              for r in json.loads((root / "full.json").read_text())["rows"]]
+                                                              for r in gradebook_doc(root / "full.json")["rows"]]
 
 
 def test_a_name_with_a_newline_cannot_add_a_row_to_the_summary():

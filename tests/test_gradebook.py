@@ -13,7 +13,7 @@ from grader.instructor.grading import ExerciseResult
 from grader.instructor.merge import merge_gradebooks
 from grader.instructor.report import render_report
 from grader.instructor.rubric import Rubric, apply, load_rubric, parse_weights, read_overrides, read_rubric
-from tests.conftest import run_grade
+from tests.conftest import grade_here, gradebook_doc, run_grade
 
 EX1, EX3 = load_catalog().get(1), load_catalog().get(3)
 
@@ -37,7 +37,7 @@ def test_weights_scale_each_exercise_and_totals_use_them():
     assert (ana["ex3_points"], ana["total"], ana["max_total"]) == ("20", "23.33", "30")
     assert (ana["raw_total"], ana["raw_max_total"]) == ("39", "55")
     assert (ben["ex1_points"], ben["total"]) == ("3.33", "3.33")  # 1/3 of 10, half up
-    doc = json.loads(gradebook_json(rows, [1, 3], rubric=Rubric({1: 10, 3: 20})))
+    doc = gradebook_doc(gradebook_json(rows, [1, 3], rubric=Rubric({1: 10, 3: 20})))
     assert doc["rubric"]["weights"] == {"1": 10, "3": 20} and "half up" in doc["rubric"]["rounding"]
     first = doc["rows"][0]
     assert (first["total"], first["max_total"], first["raw_total"], first["raw_max_total"]) == (23.33, 30, 39, 55)
@@ -119,7 +119,7 @@ def test_overrides_from_toml_or_csv_with_comments_everywhere(tmp_path):
         assert jose["overrides"] == "ex1: set to 9 (was 3.33): the scaling was explained in the viva"
         assert (ben["ex3_points"], ben["total"]) == ("17.5", "27.5")
         assert ben["overrides"].startswith("ex3: -2.5 (was 20): =HYPERLINK")  # not the cell's start: no formula
-        doc = json.loads(gradebook_json(rows, [1, 3], rubric=Rubric({1: 10, 3: 20}, overrides)))
+        doc = gradebook_doc(gradebook_json(rows, [1, 3], rubric=Rubric({1: 10, 3: 20}, overrides)))
         ex3 = next(r for r in doc["rows"] if r["submission"] == "ben")["exercises"][1]
         assert ex3["override"] == {"points": None, "delta": -2.5, "comment": '=HYPERLINK("http://x") <b>late</b>',
                                    "before": 20.0} and ex3["points"] == 17.5
@@ -166,7 +166,7 @@ def test_overrides_survive_the_cache_and_merge(tmp_path):
     first = run_batch(output=tmp_path / "gb.json", **opts)
     again = run_batch(output=tmp_path / "gb.json", **opts)
     assert (first.graded, again.graded, again.cached) == (4, 0, 4)
-    doc = json.loads((tmp_path / "gb.json").read_text())
+    doc = gradebook_doc(tmp_path / "gb.json")
     ben = next(r for r in doc["rows"] if r["submission"] == "ben")
     assert (ben["total"], ben["max_total"], ben["overrides"]) == (7, 10, ["ex1: set to 7 (was 0): oral exam"])
     for i in (1, 2):
@@ -250,7 +250,7 @@ def test_the_note_column_says_why(tmp_path):
     assert got["bob"]["problem"] == "bob is a symbolic link; only real folders and .zip files are graded"
     assert got["cy"]["note"] == "ex1: 01_self_attention.py is larger than 1 MB"
     assert got["dee"]["note"] == "ex1: 01_self_attention.py is a symbolic link; only regular files are graded"
-    doc = json.loads(gradebook_json(run_batch(submissions_dir=subs, jobs=0, exercises="1", progress=False).rows, [1]))
+    doc = gradebook_doc(gradebook_json(run_batch(submissions_dir=subs, jobs=0, exercises="1", progress=False).rows, [1]))
     empty = next(r for r in doc["rows"] if r["submission"] == "empty")
     assert empty["notes"][0] == "the archive is empty"
 
@@ -372,7 +372,7 @@ def test_anonymize_gives_stable_pseudonyms_and_leaks_no_name(tmp_path):
     out = tmp_path / "out"
     run_batch(submissions_dir=subs, jobs=0, exercises="1", progress=False, output=out / "gb.json",
               report_dir=out / "reports", key=key)
-    names = sorted(r["submission"] for r in json.loads((out / "gb.json").read_text())["rows"])
+    names = sorted(r["submission"] for r in gradebook_doc(out / "gb.json")["rows"])
     assert names == sorted(pseudonym(key, n) for n in ("José Ñúñez", "Zoë Quist", "smithjohn"))
     assert all(n.startswith("anon-") for n in names)
     written = {p.name: p.read_text(encoding="utf-8").lower() for p in out.rglob("*") if p.is_file()}
@@ -405,5 +405,77 @@ def test_a_sharded_cohort_with_a_roster_merges_into_the_same_gradebook_and_canva
     assert (tmp_path / "merged.csv").read_text() == (tmp_path / "full.csv").read_text()
     assert merged.unapplied == ["cy: no Canvas, SIS or institution ID in the roster; left out of merged.csv",
                                 "dee: no Canvas, SIS or institution ID in the roster; left out of merged.csv"]
-    zoe = next(r for r in json.loads((tmp_path / "full.json").read_text())["rows"] if r["submission"] == "zoe")
+    zoe = next(r for r in gradebook_doc(tmp_path / "full.json")["rows"] if r["submission"] == "zoe")
     assert zoe["person"]["id"] == "s9" and zoe["problem"] == "in the roster, but no submission was found"
+
+
+def _part(tmp_path, index: int, count: int, change=None):
+    """A partial gradebook of two hand-built rows, written as part_INDEX.json (change: edits its parsed form)."""
+    rows = [_row("ana", (8, 24), (31, 31)), _row("ben", (1, 3), (0, 31))]
+    doc = gradebook_doc(gradebook_json(rows, [1, 3], (index, count)))
+    if change:
+        change(doc)
+    path = tmp_path / f"part_{index}.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("change, says", [
+    (lambda d: d["rows"][0]["exercises"][0].update(score="8"), "rows[0].exercises[0].score: must be int, not str"),
+    (lambda d: d["rows"][1]["exercises"][1].update(status="maybe"),
+     "rows[1].exercises[1].status: 'maybe' is not one of passed, failed, not_started, missing, rejected, error"),
+    (lambda d: d["rows"][0].update(surprise=1), "rows[0].surprise: unknown key (known: submission, person, total,"),
+    (lambda d: d["rows"][1].pop("exercises"), "rows[1].exercises: missing"),
+    (lambda d: d["shard"].update(count="2"), "shard.count: must be int, not str"),
+    (lambda d: d["rubric"]["overrides"].append({"submission": "ana"}), "rubric.overrides[0].exercise: missing"),
+])
+def test_a_malformed_part_is_one_line_naming_the_file_and_the_key(tmp_path, change, says):
+    part = _part(tmp_path, 1, 1, change)
+    with pytest.raises(UsageError) as err:
+        merge_gradebooks(parts=[part], output=tmp_path / "merged.json")
+    assert str(err.value).startswith(f"{part}: {says}") and "\n" not in str(err.value), str(err.value)
+    proc = grade_here("merge", part, "-o", tmp_path / "merged.json")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and says in proc.stderr, proc.stderr
+
+
+def test_hand_built_shards_merge_into_the_whole_gradebook(tmp_path):
+    from grader.instructor.gradebook import in_shard
+
+    names = ["ana", "ben", "cy", "José Ñúñez", "=sum(1)"]
+    rows = [_row(name, (i, 24), (31 - i, 31)) for i, name in enumerate(names)]
+    rows[1].person, rows[2].notes = {"id": "7", "email": "b@x", "name": "Ben"}, ["two files"]
+    course = Rubric({1: 10, 3: 20.5})
+    apply(course, rows, [1, 3])
+    whole = gradebook_json(rows, [1, 3], rubric=course)
+    parts = []
+    for i in (1, 2, 3):
+        mine = [r for r in rows if in_shard(r.submission, (i, 3))]
+        parts.append(tmp_path / f"part_{i}.json")
+        text = gradebook_json(mine, [1, 3], (i, 3), course, apply(course, mine, [1, 3]))
+        parts[-1].write_text(text, encoding="utf-8")
+        assert gradebook_doc(parts[-1])["shard"] == {"index": i, "count": 3}
+    merge_gradebooks(parts=parts, output=tmp_path / "merged.json")
+    merged = gradebook_doc(tmp_path / "merged.json")
+    assert [r["submission"] for r in merged["rows"]] == sorted(names)
+    assert merged["rows"] == json.loads(whole)["rows"] and "shard" not in merged
+
+
+def test_the_cache_keeps_what_has_its_shape_and_says_what_it_dropped():
+    from grader.instructor.gradebook import CacheEntry, cache_text, load_cache
+
+    good = _row("ana", (8, 24), (31, 31))
+    good.digest = "d1"
+    good.exercises[0].verdict = {"largest_difference": float("nan")}  # json writes NaN; the cache must read it back
+    text = json.loads(cache_text([good], {}))
+    text["rows"]["ben"] = {**text["rows"]["ana"], "submission": "ben", "total": "8"}
+    problems = []
+    entries = load_cache(json.dumps(text).encode(), "gb.cache.json", problems)
+    assert list(entries) == ["ana"] and isinstance(entries["ana"], CacheEntry)
+    assert entries["ana"].row().exercises[1] == good.exercises[1] and entries["ana"].row().total == good.total
+    assert problems == ["gb.cache.json: rows['ben'].total: must be int, not str; graded again"]
+    assert cache_text([], entries) == cache_text([good], {})  # kept as it was
+    for data, said in ((b"{not json", "gb.cache.json is not JSON"), (b'{"schema": 99, "rows": {}}', None),
+                       (b'{"schema": 1, "rows": []}', "gb.cache.json: rows: must be object, not array")):
+        problems = []
+        assert load_cache(data, "gb.cache.json", problems) == {}
+        assert problems == ([] if said is None else [f"{said}; every submission is graded again"]), problems

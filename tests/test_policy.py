@@ -210,3 +210,30 @@ def test_a_refused_file_points_at_the_refused_line(tmp_path):
     code, doc = grade_json("exercise", "2", path, here=True)
     refused = [t for t in doc["tests"] if t["code"] == "policy_blocked"]
     assert code == 1 and refused and refused[0]["line"] == len(solution.splitlines()) + 2
+
+
+@pytest.mark.parametrize("text, says", [
+    ("extra_allowed_imports = [1]\n", "extra_allowed_imports[0]: must be str, not int"),
+    ('[policy]\ndenied_names = "eval"\n', "denied_names: must be array, not str"),
+    ('allowed_import = ["x"]\n', "allowed_import: unknown key (known: allowed_imports, extra_allowed_imports,"),
+    ('static_check = "no"\n', "static_check: must be bool, not str"),
+    ('denied_attributes = [""]\n', "denied_attributes[0]: Expected `str` of length >= 1"),
+])
+def test_a_malformed_policy_file_is_one_line_naming_the_file_and_the_key(tmp_path, text, says):
+    from grader.policy import PolicyError, load_policy
+
+    path = tmp_path / "policy.toml"
+    path.write_text(text)
+    with pytest.raises(PolicyError) as err:
+        load_policy(path)
+    assert str(err.value).startswith(f"{path}: {says}") and "\n" not in str(err.value), str(err.value)
+
+
+def test_the_cli_refuses_a_malformed_policy_file_with_exit_2(tmp_path):
+    from tests.conftest import grade_here
+
+    path = tmp_path / "policy.toml"
+    path.write_text("extra_allowed_imports = [1]\n")
+    proc = grade_here("exercise", "2", CAT.get(2).solution_path, "--policy", path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert f"{path}: extra_allowed_imports[0]: must be str, not int" in proc.stderr

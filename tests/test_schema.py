@@ -14,10 +14,14 @@ RAW = tomllib.loads(INFO.read_text(encoding="utf-8"))
 
 
 def test_the_published_schemas_are_current():
-    """docs/schemas/ is what `python -m grader.schema docs/schemas` writes from the types (run it after a change)."""
-    for name, doc in schema.schemas().items():
-        published = json.loads((ROOT / "docs" / "schemas" / name).read_text(encoding="utf-8"))
-        assert published == doc, f"docs/schemas/{name} is stale: python -m grader.schema docs/schemas"
+    """docs/schemas/ is what `python -m grader.schema docs/schemas` (info, verdict, policy) and
+    `python -m grader.instructor.gradebook docs/schemas` (the gradebook) write from the types: run them after a change."""
+    from grader.instructor import gradebook
+
+    for module, types in (("grader.schema", schema.SCHEMAS), ("grader.instructor.gradebook", gradebook.SCHEMAS)):
+        for name, doc in schema.schemas(types).items():
+            published = json.loads((ROOT / "docs" / "schemas" / name).read_text(encoding="utf-8"))
+            assert published == doc, f"docs/schemas/{name} is stale: python -m {module} docs/schemas"
 
 
 def test_the_catalogs_names_are_the_schemas():

@@ -4,17 +4,15 @@ Each pool process imports torch once and grades whole submissions with grader.ru
 (the submission code itself runs in grade's sandbox workers, never in the pool). A pool that
 breaks is replaced, and the submissions it held are retried one at a time in fresh processes,
 so a culprit can only spoil its own row. Re-running skips submissions whose files, the kit and
-the options are unchanged (a content hash kept in a JSON cache beside the gradebook).
+the options are unchanged (a content hash kept in a JSON cache beside the gradebook). What the batch keeps and
+writes (rows, the gradebook's CSV and JSON, shards, the cache) is shaped in grader/instructor/gradebook.py.
 """
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import multiprocessing
 import os
-import platform
 import re
 import tempfile
 import time
@@ -24,75 +22,19 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import __version__, provenance
 from grader.catalog import load_catalog
 from grader.instructor import UsageError, select_exercises
 from grader.instructor.anonymize import anonymize, pseudonym
 from grader.instructor.grading import ExerciseResult, grade_submission, max_points
 from grader.instructor.lms import canvas_csv
-from grader.instructor.roster import SHOWN, match
+from grader.instructor.roster import match
 from grader.instructor.outputs import OutputDir, OutputError
-from grader.instructor.gradebook import gradebook_doc, in_shard, produced_by_text, row_notes, row_overrides
-from grader.instructor.rubric import Rubric, apply, fmt, load_rubric
+from grader.instructor.gradebook import (  # noqa: F401 (also the names the CLI and tests import from here)
+    CACHE_SCHEMA, GRADEBOOK_SUFFIXES, Gradebook, Row, cache_key, cache_name, cache_text, check_name, gradebook_csv,
+    gradebook_json, gradebook_text, in_shard, load_cache, parse_shard)
+from grader.instructor.rubric import Rubric, apply, load_rubric
 from grader.instructor.submissions import (discover, flat_groups, looks_like_one_submission, names_for, open_flat,
                                            open_submission, shared_names)
-from grader.sandbox.limits import Limits
-
-CACHE_SCHEMA = 1
-GRADEBOOK_SUFFIXES = (".csv", ".json")
-
-
-@dataclass
-class Row:
-    submission: str
-    digest: str
-    exercises: list[ExerciseResult]
-    problem: str = ""  # the submission as a whole could not be read
-    report: str = ""  # path of its HTML report
-    cached: bool = False  # taken from the cache, not graded in this run
-    duration_s: float = 0.0
-    marks: dict = field(default_factory=dict)  # exercise number -> rubric.Mark (weights, overrides); never cached
-    notes: list[str] = field(default_factory=list)  # what the grader noticed about the submission's files
-    person: dict | None = None  # the roster's entry ({} when a roster was given and has none)
-
-    @property
-    def total(self) -> int:
-        """The raw total: checks passed."""
-        return sum(e.score for e in self.exercises)
-
-    @property
-    def max_total(self) -> int:
-        return sum(e.max_score for e in self.exercises)
-
-    @property
-    def points(self) -> float:
-        """The total the course gives: weighted, overrides applied (the raw total before rubric.apply)."""
-        return round(sum(self.marks[e.number].points for e in self.exercises), 2) if self.marks else self.total
-
-    @property
-    def max_points(self) -> float:
-        return round(sum(self.marks[e.number].max_points for e in self.exercises), 2) if self.marks else self.max_total
-
-    def to_dict(self) -> dict:
-        return {"submission": self.submission, "total": self.total, "max_total": self.max_total,
-                "problem": self.problem, "report": self.report, "digest": self.digest,
-                "duration_s": round(self.duration_s, 3), "exercises": [e.to_dict() for e in self.exercises]}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "Row":
-        return cls(data["submission"], data["digest"], [ExerciseResult.from_dict(e) for e in data["exercises"]],
-                   problem=data.get("problem", ""), report=data.get("report", ""),
-                   duration_s=data.get("duration_s", 0.0))
-
-
-def cache_key(timeout: float) -> dict:
-    """What must match for a cached grade to be reused: the installed kit and pack (every file that decides a
-    verdict, grader/provenance.py), torch, Python and the budget (30 and 30.0 are the same)."""
-    from grader.pack import default_pack
-
-    return {"kit": f"{__version__}+{provenance.kit_digest(default_pack())}", "torch": provenance.torch_version(),
-            "python": platform.python_version(), "cpu_s": float(timeout), "backstop": Limits().backstop}
-
 
 # -- the pool -----------------------------------------------------------------------------------
 _VITALS = None  # this pool process's limits and scheduling when it started
@@ -174,76 +116,7 @@ def run_pool(tasks: list[dict], jobs: int, on_done, *, worker=grade_task, initia
                 on_done(task, _error_results(task, exc))
 
 
-# -- gradebook and cache -------------------------------------------------------------------------
-def _cell(value) -> str:
-    """CSV cells that a spreadsheet would run as a formula get a leading apostrophe."""
-    text = str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
-def gradebook_csv(rows: list[Row], numbers: list[int]) -> str:
-    """UTF-8 with a byte-order mark, so that Excel reads accented names right; rows by submission name.
-
-    total/max_total are the course's points (weights, overrides); exN_score/exN_max and raw_* the checks.
-    """
-    people = any(row.person is not None for row in rows)  # a roster was given: its columns follow the name
-    head = ["submission", *(SHOWN if people else ()), "total", "max_total"]
-    for n in numbers:
-        head += [f"ex{n}_status", f"ex{n}_score", f"ex{n}_max", f"ex{n}_diagnoses", f"ex{n}_points", f"ex{n}_max_points"]
-    head += ["raw_total", "raw_max_total", "overrides", "note", "problem", "report", "produced_by"]
-    buf = io.StringIO()
-    buf.write("\ufeff")
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(head)
-    for row in sorted(rows, key=lambda r: r.submission):
-        by_number = {e.number: e for e in row.exercises}
-        cells = [row.submission, *((row.person or {}).get(k, "") for k in (SHOWN if people else ())),
-                 fmt(row.points), fmt(row.max_points)]
-        for n in numbers:
-            e, mark = by_number[n], row.marks.get(n)
-            cells += [e.status, e.score, e.max_score, " ".join(e.diagnoses[:3]),
-                      fmt(mark.points if mark else e.score), fmt(mark.max_points if mark else e.max_score)]
-        cells += [row.total, row.max_total, "; ".join(row_overrides(row)), "; ".join(row_notes(row)), row.problem,
-                  row.report, produced_by_text(row)]
-        writer.writerow([_cell(c) for c in cells])
-    return buf.getvalue()
-
-
-def gradebook_json(rows: list[Row], numbers: list[int], shard: tuple[int, int] | None = None, rubric=None,
-                   unapplied: list[str] = ()) -> str:
-    return json.dumps(gradebook_doc(rows, numbers, shard, rubric, unapplied), indent=2, ensure_ascii=False) + "\n"
-
-
-def gradebook_text(rows: list[Row], numbers: list[int], name: str, shard: tuple[int, int] | None = None,
-                   rubric=None, unapplied: list[str] = ()) -> str:
-    if name.lower().endswith(".csv"):
-        return gradebook_csv(rows, numbers)
-    return gradebook_json(rows, numbers, shard, rubric, unapplied)
-
-
-def cache_name(output: Path | None) -> str:
-    return output.stem + ".cache.json" if output is not None else "cache.json"
-
-
-def load_cache(data: bytes | None) -> dict[str, dict]:
-    if not data:
-        return {}
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return {}
-    rows = doc.get("rows", {}) if isinstance(doc, dict) and doc.get("schema") == CACHE_SCHEMA else {}
-    return rows if isinstance(rows, dict) else {}
-
-
-def cache_text(rows: list[Row], previous: dict[str, dict]) -> str:
-    keep = dict(previous)
-    for row in rows:
-        if row.digest and all(e.status != "error" for e in row.exercises):  # an internal failure is worth another try
-            keep[row.submission] = row.to_dict()
-    return json.dumps({"schema": CACHE_SCHEMA, "rows": keep}, ensure_ascii=False)
-
-
+# -- the batch's outputs ------------------------------------------------------------------------
 def report_name(submission: str) -> str:
     """A readable slug plus a short hash of the exact name: "José Ñúñez" -> jose-nunez-1a2b3c4d.html."""
     plain = unicodedata.normalize("NFKD", submission).encode("ascii", "ignore").decode()
@@ -281,8 +154,12 @@ class Outputs:
             raise UsageError(str(exc)) from None
         self.cache_dir = self.gradebook_dir or self.report_dir
 
-    def cache(self) -> dict[str, dict]:
-        return load_cache(self.cache_dir.read(cache_name(self.output))) if self.cache_dir else {}
+    def cache(self, problems: list[str]):
+        """The previous run's cache entries (gradebook.CacheEntry by name); what is malformed is said in problems."""
+        if self.cache_dir is None:
+            return {}
+        name = cache_name(self.output)
+        return load_cache(self.cache_dir.read(name), str(self.cache_dir.path / name), problems)
 
     def close(self) -> None:
         for d in (self.gradebook_dir, self.report_dir):
@@ -296,16 +173,6 @@ def _write(folder: OutputDir, name: str, text: str, problems: list[str]) -> Path
     except OSError as exc:
         problems.append(f"could not write {folder.path / name}: {exc.strerror or exc}")
         return None
-
-
-def parse_shard(spec: str | None) -> tuple[int, int] | None:
-    """"2/4" -> (2, 4): the second of four slices."""
-    if spec is None:
-        return None
-    index, slash, count = spec.partition("/")
-    if not (slash and index.strip().isdigit() and count.strip().isdigit()) or not 1 <= int(index) <= int(count):
-        raise UsageError(f"--shard takes I/N with 1 <= I <= N, e.g. 2/4, not {spec!r}")
-    return int(index), int(count)
 
 
 def batch_rubric(*, exercises: str | None = None, weights: str | None = None, rubric: Path | None = None,
@@ -372,8 +239,8 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
     root = Path(submissions_dir)
     if not root.is_dir():
         raise UsageError(f"no such folder: {submissions_dir}")
-    if output is not None and output.suffix.lower() not in GRADEBOOK_SUFFIXES:
-        raise UsageError(f"the gradebook must end in .csv or .json, not {output.name!r}")
+    if output is not None:
+        check_name(output)
     if shard is not None and (output is None or output.suffix.lower() != ".json"):
         raise UsageError("a shard writes a partial gradebook for `grade merge`: pass -o part_I.json")
     check_canvas(canvas, roster, shard)
@@ -402,7 +269,8 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
     salt = json.dumps([cache_key(timeout), numbers])
     outputs = Outputs(output, report_dir)
     try:
-        previous = outputs.cache()
+        unreadable = []
+        previous = outputs.cache(unreadable)
         with tempfile.TemporaryDirectory(prefix="attention-kit-batch-") as scratch:
             subs = [open_submission(src, name, Path(scratch) / str(i), selected) for i, (src, name) in enumerate(named)]
             shared = shared_names(sources)
@@ -428,7 +296,7 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
                 for row in ordered:
                     row.report = str(Path(report_dir) / report_name(row.submission))
             result = BatchResult(ordered, len(tasks), len(subs) - len(tasks), output, rubric=course)
-            result.problems += strays
+            result.problems += unreadable + strays
             result.unapplied = apply(course, ordered, numbers, elsewhere)
             result.problems += result.unapplied
             _save(outputs, result, previous, numbers, shard)
@@ -450,13 +318,10 @@ def _grade(subs, previous, numbers, salt, jobs, timeout, progress) -> tuple[dict
     for sub in subs:
         digest = sub.digest(salt)
         old = previous.get(sub.name)
-        if isinstance(old, dict) and old.get("digest") == digest:
-            try:
-                rows[sub.name] = Row.from_dict(old)
-                rows[sub.name].cached = True
-                continue
-            except (KeyError, TypeError):
-                pass
+        if old is not None and old.digest == digest:
+            rows[sub.name] = old.row()
+            rows[sub.name].cached = True
+            continue
         rejected = {n: sub.problem for n in numbers} if sub.problem else sub.rejected
         tasks.append({"name": sub.name, "digest": digest, "problem": sub.problem, "numbers": numbers,
                       "files": {str(n): str(p) for n, p in sub.files.items()},
@@ -474,10 +339,10 @@ def _grade(subs, previous, numbers, salt, jobs, timeout, progress) -> tuple[dict
     return rows, tasks
 
 
-def _save(outputs: Outputs, result: BatchResult, previous: dict, numbers: list[int], shard) -> None:
+def _save(outputs: Outputs, result: BatchResult, previous, numbers: list[int], shard) -> None:
     """The gradebook, then the cache: both before any report."""
     if outputs.gradebook_dir is not None:
-        text = gradebook_text(result.rows, numbers, outputs.output.name, shard, result.rubric, result.unapplied)
+        text = Gradebook(result.rows, numbers, shard, result.rubric, result.unapplied).text(outputs.output.name)
         result.gradebook = _write(outputs.gradebook_dir, outputs.output.name, text, result.problems)
     if outputs.cache_dir is not None:
         _write(outputs.cache_dir, cache_name(outputs.output), cache_text(result.rows, previous), result.problems)
@@ -504,7 +369,7 @@ def _write_reports(result: BatchResult, subs: dict, outputs: Outputs, numbers: l
         else:
             result.reports.append(path)
     if lost and outputs.gradebook_dir is not None and result.gradebook is not None:  # no links to missing reports
-        text = gradebook_text(result.rows, numbers, outputs.output.name, shard, result.rubric, result.unapplied)
+        text = Gradebook(result.rows, numbers, shard, result.rubric, result.unapplied).text(outputs.output.name)
         _write(outputs.gradebook_dir, outputs.output.name, text, result.problems)
 
 
