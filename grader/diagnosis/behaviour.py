@@ -208,8 +208,8 @@ def module_rules(ex, kit, verdict) -> list:
             return found  # the meta-device and dropout probes use short sequences too: same cause
     if ex.has("unbatched"):
         _, err = attempt(lambda: kit.run(init, [x[0]], params=params))
-        if err is not None:
-            found.append(make("batched_transpose", f"a batch works, but 2-D input fails: {err}"))
+        if err is not None:  # what raises only for one input shape is reported as the exception it is, with its line
+            found.append(crash_or(err, text="a batch of 2 works; only the 2-D input (T, d_in) fails"))
     return found + evidence(verdict, own=False)
 
 
