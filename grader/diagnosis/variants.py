@@ -261,13 +261,18 @@ def grouped_forward(ex: Exercise, init: dict, params: dict, x, bugs=frozenset(),
         k, v = (t.repeat_interleave(nh // nkv, dim=-3) for t in (k, v))
     blocked = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
     y, _ = attend(q, k, v, blocked=blocked, bugs=bugs, scale_dim=hs, wrong_dim=wrong_dim)  # (..., nh, T, hs)
-    y = y.reshape(*lead, T, d_out) if "heads_merge_wrong" in bugs else y.transpose(-3, -2).reshape(*lead, T, d_out)
+    if "heads_merge_wrong" in bugs:
+        y = y.reshape(*lead, T, d_out)
+    elif "heads_merge_interleaved" in bugs:
+        y = y.movedim(-3, -1).reshape(*lead, T, d_out)
+    else:
+        y = y.transpose(-3, -2).reshape(*lead, T, d_out)
     return y if "out_proj_missing" in bugs else linear(y, params, roles["o"])
 
 
 def grouped_bugs(ex: Exercise, init: dict) -> list[str]:
     bugs = [*SCALE_BUGS, "softmax_wrong_dim", *MASK_BUGS, "heads_split_view", "kv_heads_split_view", "heads_merge_wrong",
-            "out_proj_missing"]
+            "heads_merge_interleaved", "out_proj_missing"]
     if 1 < ex.dim("kv_heads", init) < ex.dim("heads", init):
         bugs.append("gqa_groups_tiled")
     if ex.dim("kv_heads", init) < ex.dim("heads", init):
