@@ -77,3 +77,17 @@ def test_verdict(path, record_property):
         assert v.diagnoses and v.diagnoses[0].id == label(path), [d.id for d in v.diagnoses]
         also = set(also_labels(path)) - {d.id for d in v.diagnoses}
         assert not also, f"a second mistake of this file is not listed: {sorted(also)}"
+
+
+RAISING = [p for p in FILES if label(p) == "runtime_error"]
+
+
+@pytest.mark.parametrize("path", RAISING, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_an_exception_is_reported_with_its_line(path):
+    """An exception the submission raises, even one only some allowed inputs reach (2-D input), is the cause:
+    runtime_error first, its evidence naming the line the file's `# bug-lines:` header gives."""
+    lines = next(x for x in path.read_text(encoding="utf-8").splitlines() if x.startswith("# bug-lines:"))
+    wanted = {int(n) for n in lines.removeprefix("# bug-lines:").split(",")}
+    first = verdict(path).diagnoses[0]
+    assert first.id == "runtime_error"
+    assert any(f"(line {n})" in e for n in wanted for e in first.evidence), first.evidence

@@ -195,11 +195,16 @@ MISTAKES = {
     "mask_combine_wrong": "with the causal and padding masks combined by & (blocked only where both block)",
     "mask_combine_and_empty": "with the masks combined by &, a missing one counting as all False (so one mask alone blocks nothing)",
     "mask_diagonal": "with the causal mask blocking the diagonal too (triu without diagonal=1)",
+    "padding_dropped_with_causal": "with the key-padding mask dropped whenever the causal mask is applied too (the second "
+                                   "masked_fill starts again from the unmasked scores)",
+    "causal_dropped_with_padding": "with the causal mask dropped whenever a key-padding mask is given too",
     "masked_rows_not_zero": "with queries that have no key giving the average of all values instead of 0",
     "masked_rows_nan": "with queries that have no key giving NaN",
 }
-ALIASES = {"causal_ignored": "mask_missing", "mask_combine_and_empty": "mask_combine_wrong"}
-EXCLUSIVE = [{*ROW_BUGS, "mask_zero_fill", "mask_after_softmax"}, {"mask_combine_wrong", "mask_combine_and_empty"},
+ALIASES = {"causal_ignored": "mask_missing", "mask_combine_and_empty": "mask_combine_wrong",
+           "padding_dropped_with_causal": "padding_mask_ignored", "causal_dropped_with_padding": "mask_missing"}
+EXCLUSIVE = [{*ROW_BUGS, "mask_zero_fill", "mask_after_softmax"},
+             {"mask_combine_wrong", "mask_combine_and_empty", "padding_dropped_with_causal", "causal_dropped_with_padding"},
              {"causal_ignored", "mask_diagonal"}]
 
 
@@ -223,6 +228,10 @@ def padded_attend(q, k, v, key_padding_mask=None, causal=False, bugs=frozenset()
             pad = m.view(1, B, 1, S)
         else:
             pad = m.view(B, 1, 1, S)
+    if future is not None and pad is not None and "padding_dropped_with_causal" in bugs:
+        pad = None
+    if future is not None and pad is not None and "causal_dropped_with_padding" in bugs:
+        future = None
     if "mask_combine_and_empty" in bugs:  # & with an all-False stand-in for the missing mask
         future = torch.zeros(L, S, dtype=torch.bool) if future is None else future
         pad = torch.zeros(B, 1, 1, S, dtype=torch.bool) if pad is None else pad
@@ -246,7 +255,8 @@ def padded_attend(q, k, v, key_padding_mask=None, causal=False, bugs=frozenset()
 
 def padding_bugs(with_nan: bool) -> list[str]:
     rows = ["masked_rows_nan"] if with_nan else ["masked_rows_not_zero"]
-    return [*PADDING_BUGS, "causal_ignored", "mask_combine_wrong", "mask_combine_and_empty", "mask_diagonal", *rows, *SCALE_BUGS, "softmax_wrong_dim",
+    return [*PADDING_BUGS, "causal_ignored", "mask_combine_wrong", "mask_combine_and_empty", "padding_dropped_with_causal",
+            "causal_dropped_with_padding", "mask_diagonal", *rows, *SCALE_BUGS, "softmax_wrong_dim",
             "mask_zero_fill", "mask_after_softmax"]
 
 

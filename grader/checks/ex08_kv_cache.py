@@ -169,6 +169,7 @@ def test_cached_step_on_cuda(kit, ex):
 
 # -- mistakes ------------------------------------------------------------------------------------------------
 KV_BUGS = ("kv_cache_ignored", "kv_cache_mask_top_left", "kv_cache_mask_dropped", "kv_cache_order")
+SCORING_BUGS = frozenset({"no_scaling", "scale_not_sqrt", "scale_wrong_dim", "softmax_wrong_dim"})  # kv_step makes these
 MISTAKES = {
     "kv_cache_ignored": "with the new tokens attending only to each other, not to the cached ones",
     "kv_cache_mask_top_left": "with the mask rows of positions 0..T-1 (mask[:T, :P+T]) instead of P..P+T-1",
@@ -178,8 +179,9 @@ MISTAKES = {
 ALIASES = {"kv_cache_mask_top_left": "kv_cache_mask_offset", "kv_cache_mask_dropped": "kv_cache_mask_offset"}
 
 
-def kv_step(ex, init: dict, params: dict, x, k_cache=None, v_cache=None, bugs=frozenset()):
-    """Exercise 8's forward(x, k_cache, v_cache) -> (y, k, v) as a function of its parameters, with optional mistakes."""
+def kv_step(ex, init: dict, params: dict, x, k_cache=None, v_cache=None, bugs=frozenset(), wrong_dim=None):
+    """Exercise 8's forward(x, k_cache, v_cache) -> (y, k, v) as a function of its parameters, with optional mistakes
+    (the cache's own, and attention's scale, mask and softmax mistakes)."""
     roles = ex.roles
     q, k, v = (linear(x, params, roles[r]) for r in "qkv")
     B, T, d_out = q.shape
@@ -201,7 +203,7 @@ def kv_step(ex, init: dict, params: dict, x, k_cache=None, v_cache=None, bugs=fr
         blocked = None
     else:
         blocked = future[P : P + T, : P + T]
-    y, _ = attend(q, keys, values, blocked=blocked)  # (B, nh, T, hs)
+    y, _ = attend(q, keys, values, blocked=blocked, bugs=bugs, wrong_dim=wrong_dim)  # (B, nh, T, hs)
     y = linear(y.transpose(1, 2).reshape(B, T, d_out), params, roles["o"])
     return y, k, v
 
@@ -236,11 +238,32 @@ def diagnose(ex, kit, verdict) -> list:
         if err.code == "view_noncontiguous":
             return found + [make("view_noncontiguous", err)]
         return found + [crash_or(err)]
+    base, wd, scoring = frozenset(), None, []
     if not close(got[0], y_full):
         matches = match(ex, [(x, got[:1])], lambda a, b, wd: [module_forward(causal, init, params, a, b, wd)],
                          module_bugs(causal, init), wrong_dims(causal, init), right)
-        return found + (report(ex, matches, right) or [make("wrong_output", f"full forward: y differs from the reference "
-                                                                        f"(max |Δ| = {delta(got[0], y_full):.3g})")])
+        if len(matches) != 1 or not matches[0][0] <= SCORING_BUGS:
+            return found + (report(ex, matches, right) or [make("wrong_output", f"full forward: y differs from the "
+                                                                            f"reference (max |Δ| = {delta(got[0], y_full):.3g})")])
+        # a mistake in the scores (scale, mask, softmax) leaves the cache to check: the decoding steps are compared
+        # with the reference that makes the same mistake, and a cache mistake, earlier in the forward, comes first
+        (base, wd), = matches
+        scoring = report(ex, matches, right)
+        y_full, _, _ = kv_step(ex, init, params, x, bugs=base, wrong_dim=wd)
+    return found + cache_rules(ex, kit, verdict, init, params, x, got, y_full, k_full, v_full, base, wd) + scoring
+
+
+def cache_rules(ex, kit, verdict, init, params, x, got, y_full, k_full, v_full, base, wd) -> list:
+    """The cache's mistakes, from the submission's full pass (got) and decoding steps after a reference cache."""
+    nh = ex.dim("heads", init)
+    hs = ex.dim("output", init) // nh
+    T = ex.dim("context", init)
+    right = hs
+
+    def run(args):
+        return attempt(lambda: kit.run(init, args, params=params, n_outputs=3, check_shapes=False)[0])
+
+    found = []
     want = (2, nh, T, hs)
     if any(tuple(c.shape) != want for c in got[1:]):
         return found + [make("kv_cache_layout", f"without a cache, {T} tokens returned caches of shapes "
@@ -272,12 +295,13 @@ def diagnose(ex, kit, verdict) -> list:
                                                    "holds the new positions first")]
         probes.append(((new, *cache), [y]))
         if not close(y, y_full[:, PROMPT : PROMPT + n]):
-            matches = match(ex, probes, lambda a, b, wd: [kv_step(ex, init, params, *a, bugs=b)[0]], list(KV_BUGS), [], right)
+            matches = match(ex, probes, lambda a, b, _: [kv_step(ex, init, params, *a, bugs=b | base, wrong_dim=wd)[0]],
+                            list(KV_BUGS), [], right)
             if matches:
                 return found + report(ex, matches, right, f"with {PROMPT} cached and {n} new token(s), ")
             return found + [make("wrong_output", f"with {PROMPT} cached and {n} new token(s), y differs from the full "
                                                  f"forward pass (max |Δ| = {delta(y, y_full[:, PROMPT:PROMPT + n]):.3g})")]
-    return found + evidence(verdict, own=True)
+    return found + ([] if base else evidence(verdict, own=True))
 
 
 def trace_call(ex, kit) -> dict:

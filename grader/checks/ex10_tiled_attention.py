@@ -293,6 +293,9 @@ def diagnose(ex, kit, verdict) -> list:
         if err is not None:
             if err.code == "dtype_changed":
                 return found + [make("dtype_not_kept", err)]
+            single, err32 = attempt(lambda: kit.run(None, [a.float() for a in args], kwargs, dtype=torch.float32)[0])
+            if err32 is None and close(single[0].double(), tiled_attend(*args, **kwargs), (1e-4, 1e-5)):
+                what += " in float64 (the same call in float32 gives the right output: a step is tied to float32)"
             return found + [crash_or(err, text=f"{what}: {err}")]
         probes.append(((args, kwargs), got))
     if all(close(got[0], tiled_attend(*a, **kw)) for (a, kw), got in probes):

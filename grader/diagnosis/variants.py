@@ -31,7 +31,10 @@ DESCRIBE = {
     "mask_after_softmax": "with the mask applied after the softmax",
     "heads_split_wrong": "with each token attending over heads instead of tokens (view without transpose)",
     "heads_split_view": "with heads split by a direct view to (b, heads, T, head_dim)",
+    "heads_split_interleaved": "with heads split as (…, head_dim, heads), so each head takes every heads-th feature",
+    "kv_heads_split_view": "with the keys and values split by a direct view to (b, kv_heads, T, head_dim)",
     "heads_merge_wrong": "with heads merged by a view that skips the transpose back",
+    "heads_merge_interleaved": "with heads merged as (…, head_dim, heads), interleaving the heads' features",
     "out_proj_missing": "without the output projection",
     # one fused projection [q | k | v] (roles.qkv, e.g. GPT-2's c_attn)
     "qkv_order_kqv": "with c_attn's output read as [k | q | v]",
@@ -43,7 +46,9 @@ DESCRIBE = {
     "qkv_split_per_head": "with c_attn's output split as (…, heads, 3, head_dim), a per-head [q | k | v] layout",
     "qkv_split_tokens": "with c_attn's output split along the tokens instead of the features",
 }
-ALIASES = {"mask_inverted_keep_diag": "mask_inverted", "heads_split_view": "heads_split_wrong"}
+ALIASES = {"mask_inverted_keep_diag": "mask_inverted", "heads_split_view": "heads_split_wrong",
+           "heads_split_interleaved": "heads_split_wrong", "kv_heads_split_view": "heads_split_wrong",
+           "heads_merge_interleaved": "heads_merge_wrong"}
 QKV_ORDER_BUGS = ("qkv_order_kqv", "qkv_order_qvk", "qkv_order_kvq", "qkv_order_vqk", "qkv_order_vkq")
 QKV_SPLIT_BUGS = ("qkv_split_interleaved", "qkv_split_per_head", "qkv_split_tokens")
 ALIASES.update({b: "qkv_split_order" for b in QKV_ORDER_BUGS})
@@ -108,11 +113,15 @@ def module_forward(ex: Exercise, init: dict, params: dict, x: torch.Tensor, bugs
     else:
         if "heads_split_view" in bugs:
             q, k, v = (t.reshape(*lead, nh, T, hs) for t in (q, k, v))
+        elif "heads_split_interleaved" in bugs:
+            q, k, v = (t.unflatten(-1, (hs, nh)).movedim(-1, -3) for t in (q, k, v))
         else:
             q, k, v = (t.unflatten(-1, (nh, hs)).transpose(-3, -2) for t in (q, k, v))  # (..., nh, T, hs)
         y, _ = attend(q, k, v, blocked=blocked, bugs=bugs, scale_dim=hs, wrong_dim=wrong_dim)  # (..., nh, T, hs)
         if "heads_merge_wrong" in bugs:
             y = y.reshape(*lead, T, d_out)
+        elif "heads_merge_interleaved" in bugs:
+            y = y.movedim(-3, -1).reshape(*lead, T, d_out)
         else:
             y = y.transpose(-3, -2).reshape(*lead, T, d_out)
     if "o" in roles and "out_proj_missing" not in bugs:
@@ -127,7 +136,8 @@ def module_bugs(ex: Exercise, init: dict) -> list[str]:
     if ex.has("causal"):
         bugs += MASK_BUGS
     if (ex.dim("heads", init) or 1) > 1:
-        bugs += ["heads_split_wrong", "heads_split_view", "heads_merge_wrong"]
+        bugs += ["heads_split_wrong", "heads_split_view", "heads_split_interleaved", "heads_merge_wrong",
+                 "heads_merge_interleaved"]
     if "o" in ex.roles:
         bugs.append("out_proj_missing")
     if "qkv" in ex.roles:
@@ -168,7 +178,8 @@ def wrong_dims(ex: Exercise, init: dict) -> list[int]:
     return sorted(dims)
 
 
-EXCLUSIVE = [set(SCALE_BUGS), set(MASK_BUGS), {"heads_split_wrong", "heads_split_view"}, {*QKV_ORDER_BUGS, *QKV_SPLIT_BUGS}]
+EXCLUSIVE = [set(SCALE_BUGS), set(MASK_BUGS), {"heads_split_wrong", "heads_split_view", "heads_split_interleaved",
+             "kv_heads_split_view"}, {"heads_merge_wrong", "heads_merge_interleaved"}, {*QKV_ORDER_BUGS, *QKV_SPLIT_BUGS}]
 
 
 def candidates(bugs: list[str], max_size: int = 2, exclusive: list[set] | None = None):
@@ -234,8 +245,14 @@ def grouped_forward(ex: Exercise, init: dict, params: dict, x, bugs=frozenset(),
     q = linear(x, params, roles["q"])
     *lead, T, d_out = q.shape
     hs = d_out // nh
-    q = q.unflatten(-1, (nh, hs)).transpose(-3, -2)  # (..., nh, T, hs)
-    k, v = (linear(x, params, roles[r]).unflatten(-1, (nkv, hs)).transpose(-3, -2) for r in "kv")  # (..., nkv, T, hs)
+    if "heads_split_view" in bugs:
+        q = q.reshape(*lead, nh, T, hs)
+    else:
+        q = q.unflatten(-1, (nh, hs)).transpose(-3, -2)  # (..., nh, T, hs)
+    if "heads_split_view" in bugs or "kv_heads_split_view" in bugs:
+        k, v = (linear(x, params, roles[r]).reshape(*lead, nkv, T, hs) for r in "kv")
+    else:
+        k, v = (linear(x, params, roles[r]).unflatten(-1, (nkv, hs)).transpose(-3, -2) for r in "kv")  # (..., nkv, T, hs)
     if "gqa_groups_tiled" in bugs:
         k, v = (t.repeat(*([1] * len(lead)), nh // nkv, 1, 1) for t in (k, v))
     elif "gqa_repeat_tokens" in bugs:  # (..., nkv, T·g, hs) read as (..., nh, T, hs)
@@ -244,12 +261,18 @@ def grouped_forward(ex: Exercise, init: dict, params: dict, x, bugs=frozenset(),
         k, v = (t.repeat_interleave(nh // nkv, dim=-3) for t in (k, v))
     blocked = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
     y, _ = attend(q, k, v, blocked=blocked, bugs=bugs, scale_dim=hs, wrong_dim=wrong_dim)  # (..., nh, T, hs)
-    y = y.reshape(*lead, T, d_out) if "heads_merge_wrong" in bugs else y.transpose(-3, -2).reshape(*lead, T, d_out)
+    if "heads_merge_wrong" in bugs:
+        y = y.reshape(*lead, T, d_out)
+    elif "heads_merge_interleaved" in bugs:
+        y = y.movedim(-3, -1).reshape(*lead, T, d_out)
+    else:
+        y = y.transpose(-3, -2).reshape(*lead, T, d_out)
     return y if "out_proj_missing" in bugs else linear(y, params, roles["o"])
 
 
 def grouped_bugs(ex: Exercise, init: dict) -> list[str]:
-    bugs = [*SCALE_BUGS, "softmax_wrong_dim", *MASK_BUGS, "heads_merge_wrong", "out_proj_missing"]
+    bugs = [*SCALE_BUGS, "softmax_wrong_dim", *MASK_BUGS, "heads_split_view", "kv_heads_split_view", "heads_merge_wrong",
+            "heads_merge_interleaved", "out_proj_missing"]
     if 1 < ex.dim("kv_heads", init) < ex.dim("heads", init):
         bugs.append("gqa_groups_tiled")
     if ex.dim("kv_heads", init) < ex.dim("heads", init):

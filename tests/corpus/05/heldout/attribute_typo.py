@@ -1,5 +1,5 @@
-# expect: wrong_output
-# held-out: correct fix except forward reads self.head_size, never defined (AttributeError on every call); no catalog id names a runtime exception in forward (crash = process exit, import_error = top level), so the catch-all.
+# expect: runtime_error
+# held-out: correct fix except forward reads self.head_size, never defined (AttributeError on every call); no catalog id names a runtime exception in forward (crash = process exit, import_error = top level), so the catch-all (relabelled runtime_error once the catalog had that id, issue 21).
 # bug-lines: 23, 24, 25
 import math
 

@@ -1,5 +1,5 @@
-# expect: flash_paths_disagree
-# held-out: scales q by 1/sqrt(hs) once before branching; right for the manual path, but F.sdpa scales again, so flash double-scales.
+# expect: flash_scaled_twice
+# held-out: scales q by 1/sqrt(hs) once before branching; right for the manual path, but F.sdpa scales again, so flash double-scales (relabelled flash_scaled_twice, the id the catalog got for this, issue 21).
 # bug-lines: 28, 32, 33, 35
 import math
 

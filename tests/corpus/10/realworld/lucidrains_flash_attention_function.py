@@ -1,4 +1,7 @@
-# expect: pass
+# expect: runtime_error
+# relabelled from pass (issue 21): the contract keeps the input dtype and the kit checks float64 (README); the row
+#   sums/maxes are made in the default float32 and filled with -finfo(float64).max, which raises for float64 input.
+# bug-lines: 40, 41
 # source: lucidrains/memory-efficient-attention-pytorch/memory_efficient_attention_pytorch/flash_attention.py,
 #   class FlashAttentionFunction (FlashAttention v2 algorithms 1 and 2 in plain PyTorch; commit d54f391)
 # license: MIT
