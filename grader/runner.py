@@ -263,6 +263,15 @@ def keep_warm() -> Zygote:
     return _ZYGOTE
 
 
+def fork_from_now_on() -> None:
+    """Start this process's fork server now (it boots while the caller imports) and fork every later grade's
+    worker from it, the first one included: for a process that will grade many files (a batch pool process),
+    one interpreter boot instead of two."""
+    global _GRADED
+    keep_warm()
+    _GRADED = True
+
+
 def _load(harness) -> None:
     """Import the submission in its worker. A worker that ended before the submission ran is not the
     submission's doing (a fork server broken by another submission, an overloaded machine): the fork server
