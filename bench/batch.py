@@ -8,6 +8,28 @@ about speed), grades a small batch and the whole batch with fresh caches, and re
 (T_all - T_small) / (N - n): the cost of one more submission once the pool is warm (target <= 0.5 s).
 One-by-one grading (`grade exercise N FILE --json`, a cold process per file) is timed on a random
 sample of the files and extrapolated to whole submissions.
+
+Where a batch grade's time went (issue 23, item 4; 2 shared cores, load average 6-12, so only ratios and
+shares mean anything). Profiled in one process (cProfile, and phase timers without it) on 5-exercise
+submissions with a warm fork server:
+- every grade ran a new pytest session (configure, register ~27 plugins, collect): about a third of the
+  grader's own CPU; now grader/suite_session.py collects each exercise's suite once per process and runs
+  the same items again (verdicts identical, tests/test_suite_session.py). Alternating the two in one
+  process, 20 files of exercises 1-5: grader CPU 0.18 vs 0.26 s per file, wall 1.00-1.09 vs 1.14-1.40 s.
+- isolation.reap() counted the killed worker itself (a zombie until waited for) and so scanned /proc ten
+  times per grade: 0.79 s per grade at load 10, now one scan, 0.08 s.
+- a pool process imported torch three times (itself, a fresh worker for its first grade, then the fork
+  server for the second); its fork server now boots from the pool initializer, beside the pool's imports,
+  and serves the first grade too.
+- left, per file at load ~10: 34 round trips to the worker 0.58 s (0.13 s of worker CPU), fork and boot
+  report 0.13 s, kill and /proc scan 0.07 s, localization 0.08 s. Not changed: the batch's main process
+  imports torch before the pool starts (cli.py's load_catalog().check_forbidden()), a serial fixed cost.
+One run each, `--sample 3`: before 8.89 s marginal per submission, one-by-one / marginal 15.2x (load
+9.6-11.9); after 1.13 s, 33.8x (load 5.5-6.8), and in a later run 1.99 s, 15.3x (load 1.9-4.2): the marginal
+cost moves with the neighbours' load more than with the change. The same 10 submissions graded alternately
+by the kit before and after (`grade batch --jobs 2`, PYTHONPATH at an archive of the old commit, load 3.5-3.8):
+36.8 and 38.8 s before, 30.8 and 32.6 s after (-16%, fixed costs included), gradebooks identical but for
+produced_by's kit digest.
 """
 from __future__ import annotations
 

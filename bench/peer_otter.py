@@ -31,6 +31,11 @@ Run it with the kit's own Python (the one whose `grade` it times). It:
    (issue 23): >= 4x per file, >= 10x on the cohort.
 
 Only ratios from one run mean anything on a shared machine: absolute times move with the load.
+Issue 23, item 4 (a kept pytest session per exercise, one /proc scan per worker kill, pool processes forking
+from a fork server started in their initializer): 3.00x per file (median 3.11x), 7.93x on the cohort (kit
+19.1 s, Otter 151.2 s; load 2.4-4.0), from 2.66x and 5.47x before. What is left on the cohort is fixed
+cost: the batch's main process imports torch before its pool starts (cli.py: load_catalog().check_forbidden()),
+then each pool process and its fork server import it again.
 Exit status: 0 when it ran (whatever the ratios); non-zero when a tool could not be set up or graded nothing.
 """
 from __future__ import annotations

@@ -43,6 +43,17 @@ def kit_digest(pack: Pack | None = None) -> str:
 
 
 def torch_version() -> str:
+    """torch.__version__, read from the installed distribution when torch is not imported yet (a batch's main
+    process asks before its pool starts, and importing torch there only to read its version cost seconds)."""
+    import sys
+
+    if "torch" not in sys.modules:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("torch")
+        except PackageNotFoundError:
+            pass
     import torch
 
     return str(torch.__version__)

@@ -1,9 +1,7 @@
 """Grades one submission file: policy check, sandbox worker, hidden pytest suite, diagnosis -> Verdict."""
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import io
 import os
 import resource
 import time
@@ -22,11 +20,8 @@ from grader.sandbox.isolation import WeakSandbox, given_up, gpu_devices, refusal
 from grader.sandbox.cputime import run_state
 from grader.sandbox.zygote import Zygote
 from grader.source import Source, Unreadable, is_blank, read_source
+from grader.suite_session import run_fresh, run_kept
 
-SUITES_DIR = Path(__file__).resolve().parent / "suites"
-UNUSED_PLUGINS = ("cacheprovider", "randomly", "xdist", "timeout", "unraisableexception", "threadexception",
-                  "logging", "faulthandler", "warnings", "doctest", "junitxml", "pastebin", "stepwise", "legacypath")
-PYTEST_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")  # read by pytest.main: unset for the hidden suite's run
 
 
 class InternalError(Exception):
@@ -103,10 +98,20 @@ class Collector:
         self._meta: dict[str, tuple] = {}
         self._excs: dict[str, BaseException] = {}
 
-    def pytest_configure(self, config):
+    def bind(self, config) -> None:
         from grader.suites.conftest import HARNESS
 
         config.stash[HARNESS] = self.harness
+
+    def collected(self) -> tuple[dict, list[str]]:
+        """What collecting the suite recorded (for the later grades that run the same collected items)."""
+        return dict(self._meta), list(self.pack_faults)
+
+    def adopt(self, collected: tuple[dict, list[str]]) -> None:
+        self._meta, self.pack_faults = dict(collected[0]), list(collected[1])
+
+    def pytest_configure(self, config):
+        self.bind(config)
         config.addinivalue_line("markers", "check(category, evidence): the test's category and what its failure means")
         config.addinivalue_line("markers", "needs(*features): run only for exercises with these features")
 
@@ -180,42 +185,25 @@ def _features(ex: Exercise, device: str) -> set[str]:
     return features
 
 
-@contextlib.contextmanager
-def _unset(names: tuple[str, ...]):
-    saved = {name: os.environ.pop(name) for name in names if name in os.environ}
-    try:
-        yield
-    finally:
-        os.environ.update(saved)
-
-
 def _pytest(collector: Collector, *extra: str) -> tuple[int, str]:
-    """The hidden suite under pytest, in this process, with collector as its plugin: (exit code, its output).
-
-    pytest reads nothing it finds: no config file (-c /dev/null), no conftest.py (the suites' own is loaded by
-    name), no plugin from entry points or PYTEST_PLUGINS, no options from PYTEST_ADDOPTS, no cache.
-    """
-    args = [str(SUITES_DIR), "-q", "-c", os.devnull, "--rootdir", str(SUITES_DIR), "--confcutdir", str(SUITES_DIR),
-            "--noconftest", "-p", "grader.suites.conftest", "--disable-plugin-autoload", "--assert=plain", "--tb=no",
-            "--capture=no", *extra]  # pytest must not swap fds 0-2: watch reads keys and prints while a grade runs
-    for plugin in UNUSED_PLUGINS:
-        args += ["-p", f"no:{plugin}"]
-    sink = io.StringIO()
-    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), _unset(PYTEST_ENV):
-        code = pytest.main(args, plugins=[collector])
+    """The hidden suite under a fresh pytest session, with collector as its plugin: (exit code, its output)."""
+    code, output = run_fresh(collector, *extra)
     if code == pytest.ExitCode.INTERRUPTED:
         raise KeyboardInterrupt
-    return code, sink.getvalue()
+    return code, output
 
 
 def run_suite(harness, ex: Exercise, device: str) -> Collector:
-    collector = Collector(harness, _features(ex, device), load_catalog(ex.pack))
+    features = _features(ex, device)
     from grader.harness import PRECISION_NOTES  # imports torch
 
     notes = []
     token = PRECISION_NOTES.set(notes)
     try:
-        code, output = _pytest(collector)
+        code, output, collector = run_kept((id(ex), frozenset(features)), ex,
+                                           lambda: Collector(harness, features, load_catalog(ex.pack)))
+        if code == pytest.ExitCode.INTERRUPTED:
+            raise KeyboardInterrupt
     finally:
         PRECISION_NOTES.reset(token)
     if notes:
@@ -285,6 +273,15 @@ def keep_warm() -> Zygote:
         _ZYGOTE_VITALS = vitals(os.getpid())
         _ZYGOTE = Zygote().start()
     return _ZYGOTE
+
+
+def fork_from_now_on() -> None:
+    """Start this process's fork server now (it boots while the caller imports) and fork every later grade's
+    worker from it, the first one included: for a process that will grade many files (a batch pool process),
+    one interpreter boot instead of two."""
+    global _GRADED
+    keep_warm()
+    _GRADED = True
 
 
 def _load(harness) -> None:

@@ -41,12 +41,14 @@ _VITALS = None  # this pool process's limits and scheduling when it started
 
 
 def _warm() -> None:
-    """Pool initializer: pay for torch and the grader's imports once per process."""
-    import grader.diagnosis  # noqa: F401
-    import grader.runner  # noqa: F401
-    import grader.harness  # noqa: F401
+    """Pool initializer: pay for torch and the grader's imports once per process; the fork server that every
+    worker of this process is forked from boots meanwhile."""
+    from grader.runner import fork_from_now_on
 
     record_vitals()
+    fork_from_now_on()
+    import grader.diagnosis  # noqa: F401
+    import grader.harness  # noqa: F401
 
 
 def record_vitals() -> None:

@@ -509,7 +509,7 @@ def reap(pid: int) -> int:
     Call it after the group kill and before waiting for the worker, so its pid cannot be reused."""
     if os.geteuid() != 0:
         return 0
-    uid = str(worker_uid(pid))
+    uid = str(worker_uid(pid)).encode()
     killed = 0
     for _ in range(10):
         found = 0
@@ -518,17 +518,27 @@ def reap(pid: int) -> int:
                 continue
             try:
                 with open(f"/proc/{entry.name}/status", "rb") as f:
-                    for line in f:
-                        if line.startswith(b"Uid:"):
-                            if line.split()[1].decode() == uid:
-                                os.kill(int(entry.name), signal.SIGKILL)
-                                found += 1
-                            break
-            except (OSError, ValueError):
+                    status = f.read()
+            except OSError:
                 continue
+            # a zombie (the killed worker itself, until it is waited for) runs nothing: counting it would scan
+            # /proc ten times for every grade
+            if _field(status, b"Uid:") == uid and _field(status, b"State:") not in (b"Z", b"X"):
+                try:
+                    os.kill(int(entry.name), signal.SIGKILL)
+                except OSError:
+                    continue
+                found += 1
         killed += found
         if not found:
             break
     return killed
+
+
+def _field(status: bytes, name: bytes) -> bytes:
+    """The first word after name in a /proc/<pid>/status text (b"" if absent)."""
+    at = status.find(b"\n" + name)
+    words = status[at + len(name) + 1 :].split(None, 1) if at >= 0 else []
+    return words[0] if words else b""
 
 
