@@ -106,6 +106,17 @@ def test_the_typo_is_refused_when_grading_and_the_right_spelling_still_bans(tmp_
     assert "torch.nn.functional.scaled_dot_product_attention is not" in proc.stdout, proc.stdout
 
 
+def test_a_batch_with_a_misspelt_ban_grades_nobody_and_exits_2(tmp_path):
+    """The names are resolved in a pool process (which imports torch anyway), before any submission is given out."""
+    typo = copy_pack(ALIBI, tmp_path, "typo_batch")
+    edit(typo.info, "scaled_dot_product_attention", "scaled_dot_product_attentoin")
+    (tmp_path / "subs" / "ana").mkdir(parents=True)
+    (tmp_path / "subs" / "ana" / "13_alibi.py").write_text(SDPA_ALIBI, encoding="utf-8")
+    proc = run_grade("batch", tmp_path / "subs", "--pack", typo.root, "-o", tmp_path / "grades.csv", "--quiet")
+    assert proc.returncode == 2 and not (tmp_path / "grades.csv").exists(), (proc.stdout, proc.stderr)
+    assert "forbidden: torch.nn.functional has no attribute scaled_dot_product_attentoin" in proc.stderr
+
+
 def test_a_grade_resolves_the_names_before_any_check_runs(tmp_path):
     from grader.runner import grade
 

@@ -84,11 +84,20 @@ def _error_results(task: dict, exc: BaseException) -> list[dict]:
     return [ExerciseResult(n, catalog.get(n).slug, "error", 0, 0, note=note).to_dict() for n in task["numbers"]]
 
 
-def run_pool(tasks: list[dict], jobs: int, on_done, *, worker=grade_task, initializer=_warm) -> None:
+def check_bans() -> None:
+    """Every exercise's forbidden names resolve (CatalogError otherwise): a misspelt ban would grade everyone
+    without it. It imports torch, so a batch asks a pool process, which has imported it already."""
+    load_catalog().check_forbidden()
+
+
+def run_pool(tasks: list[dict], jobs: int, on_done, *, worker=grade_task, initializer=_warm, preflight=None) -> None:
     """Calls on_done(task, worker(task)) for every task, whatever happens to the processes.
 
     jobs=0 grades in this process, one task after another (the kit's tests: one warm fork server).
+    preflight: called once (in a pool process) before any task is given out; what it raises is raised here.
     """
+    if preflight is not None and tasks and jobs == 0:
+        preflight()
     if jobs == 0:
         for task in tasks:
             try:
@@ -101,6 +110,8 @@ def run_pool(tasks: list[dict], jobs: int, on_done, *, worker=grade_task, initia
     if tasks:
         with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(tasks))), mp_context=spawn,
                                  initializer=initializer) as pool:
+            if preflight is not None:
+                pool.submit(preflight).result()
             futures = {pool.submit(worker, task): task for task in tasks}
             for future in as_completed(futures):
                 task = futures[future]
@@ -337,7 +348,7 @@ def _grade(subs, previous, numbers, salt, jobs, timeout, progress) -> tuple[dict
                                      problem=task["problem"], duration_s=duration)
             advance(task["name"])
 
-        run_pool(tasks, jobs, done)
+        run_pool(tasks, jobs, done, preflight=check_bans)
     return rows, tasks
 
 
