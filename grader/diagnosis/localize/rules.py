@@ -1,0 +1,226 @@
+"""The rules, in the order align() tries them. Each reads an Alignment and returns a Localization (this line),
+ABSTAIN (no line can be trusted: report none) or None (not this rule's case: ask the next one).
+Helpers that answer one question about tensors come first; each is tested on its own (tests/test_localize.py)."""
+from __future__ import annotations
+
+import torch
+
+from grader.diagnosis.layout import close, rtol_for
+from grader.diagnosis.localize.alignment import Alignment
+from grader.diagnosis.localize.compare import PARALLEL, matches, part_dims, shaped_as
+from grader.diagnosis.localize.explain import REARRANGED
+from grader.diagnosis.localize.model import Localization, Stage, Traced
+from grader.diagnosis.localize.source import mask_built_at, return_after
+from grader.diagnosis.localize.text import label
+
+
+class Abstain:
+    def __repr__(self) -> str:
+        return "ABSTAIN"
+
+
+ABSTAIN = Abstain()
+PATTERN = ("it blocks", "it leaves", "it also blocks")  # how a mask's blocked positions differ (not its fill value)
+
+
+# -- questions about tensors ----------------------------------------------------------------------
+def dropped_from(c: torch.Tensor, x: torch.Tensor) -> bool:
+    """c looks like dropout (p = 0.5) of x: zeros, and twice x elsewhere, up to layout."""
+    for y in shaped_as(c, x):
+        kept = y != 0
+        if 0 < int(kept.sum()) < y.numel() and close(y[kept], 2 * x[kept], rtol_for(y, x) * 10):
+            return True
+    return False
+
+
+def half_precision(entries: list[Traced], before: int) -> Traced | None:
+    """The first entry before index `before` computed in float16/bfloat16 in a float64 trace: where precision is lost."""
+    return next((e for e in entries[:before] if e.tensor.dtype in (torch.float16, torch.bfloat16)), None)
+
+
+def frequencies_only(c: torch.Tensor, angles: Stage) -> bool:
+    """Angles whose positions column is right (frequency 0 is base**0 = 1) while others differ: the frequencies are
+    wrong, and they are computed from constants (torch.arange), which the trace does not follow."""
+    x = angles.tensor.double()
+    if c.shape != x.shape or x.dim() != 2 or x.shape[-1] < 2:
+        return False
+    return close(c[:, 0].double(), x[:, 0], rtol_for(c, x) * 10)
+
+
+def rearranged_input(al: Alignment, before: int) -> tuple[int, Traced, Stage] | None:
+    """The last queries/keys/values the submission computed before an entry, when laid out unlike the reference's."""
+    found = []
+    for s in al.earlier:
+        if s.name not in PARALLEL:
+            continue
+        last = [i for i, e in enumerate(al.entries[:before]) if matches(e.tensor, s)]
+        got = al.entries[last[-1]].tensor.shape if last else None
+        if got is not None and got != s.tensor.shape and got[-1] == s.tensor.shape[-1]:  # not a transpose for a matmul
+            found.append((last[-1], al.entries[last[-1]], s))
+    return min(found, key=lambda f: f[0]) if found else None
+
+
+def swapped_roles(al: Alignment, line: int) -> Localization | None:
+    """Queries, keys and values each computed right, by one call that returns them together (a fused split), but
+    the scores combine the wrong ones: the roles are assigned in another order on that line."""
+    if al.failing.name != "scores" or any(al.match.get(n) is None for n in ("queries", "keys", "values")):
+        return None
+    where = {al.entries[al.match[n]].line for n in ("queries", "keys", "values")}
+    if len(where) != 1 or line in where:
+        return None
+    split = where.pop()
+    return al.at(split, al.failing, f"line {split} computes the queries, keys and values, but the scores at line {line} "
+                                    f"combine other ones than the reference's queries and keys: the results of line "
+                                    f"{split} are taken in another order than they are laid out", through=None)
+
+
+# -- the rules --------------------------------------------------------------------------------------
+def dropout_misplaced(al: Alignment):
+    """A dropout that is not the reference's: active in evaluation, or applied to another tensor."""
+    for i, e in al.odd:
+        if "dropout" not in e.op:
+            continue
+        if not al.train:
+            earlier = [x for x in al.entries[:i] if x.tensor.numel() == e.tensor.numel()][-4:]
+            if not any(dropped_from(e.tensor, x.tensor) for x in earlier):
+                continue  # an inactive dropout passing on a tensor that differs for another reason
+            stage = next((s for s in al.stages if s.name == "dropped_weights"), al.failing)
+            before = [s for s in al.stages[:al.stages.index(stage)] if al.match[s.name] is not None and s.name != stage.name]
+            return al.at(e.line, stage, f"the tensor at line {e.line} ({e.op}) is the first that differs: dropout is active "
+                                        f"in evaluation mode (it must act only in training mode)", before[-1] if before else None)
+        weights = next((s for s in al.stages if s.name == "weights"), None)
+        if weights is not None and (part_dims(e.tensor, weights) or dropped_from(e.tensor, weights.tensor)):
+            continue  # on (a head of) the weights, with other random draws than the reference: not a mistake
+        src = next((s for s in al.stages if s.tensor.numel() == e.tensor.numel() and dropped_from(e.tensor, s.tensor)), None)
+        what = f"the {label(src.name)}" if src is not None else f"a tensor of shape {tuple(e.tensor.shape)}"
+        return al.at(e.line, al.failing, f"dropout is applied at line {e.line} to {what}; "
+                                         f"the reference applies it to the attention weights")
+    return None
+
+
+def training_pass(al: Alignment):
+    """In training mode anything else that differs may be other random draws: only a missing dropout is located."""
+    if not al.train:
+        return None
+    f = al.failing
+    pick = next((e for e in al.entries[al.match["weights"] + 1:] if e.tensor.numel() != f.tensor.numel()), None) \
+        if f.name == "dropped_weights" and al.match.get("weights") is not None else None
+    if pick is None or any("dropout" in x.op for x in al.entries):
+        return ABSTAIN
+    return al.at(pick.line, f, f"{al.prefix()}no dropout is applied in training mode: the tensor at line "
+                               f"{pick.line} ({pick.op}) uses the attention weights without it")
+
+
+def scrambled_layout(al: Alignment):
+    """An entry holding a stage's values in another arrangement, before (or at) the picked entry."""
+    if al.scrambled is None or (al.pick is not None and al.scrambled[0] > al.pick[0]):
+        return None
+    i, e, s = al.scrambled
+    if s is al.failing and (swapped := swapped_roles(al, e.line)) is not None:
+        return swapped
+    before = [p for p in al.stages[:al.stages.index(s)] if al.match[p.name] is not None]
+    return al.at(e.line, s, f"the tensor at line {e.line} ({e.op}) holds the values of the {label(s.name)} in a different "
+                            f"arrangement (a wrong transpose, view or reshape)", before[-1] if before else None,
+                 REARRANGED.get(s.name))
+
+
+def input_laid_out_otherwise(al: Alignment):
+    """Nothing of the failing stage's size: queries, keys or values laid out otherwise, then combined wrongly."""
+    if al.pick is None or al.same_size or (moved := rearranged_input(al, al.pick[0])) is None:
+        return None
+    i, e, s = moved
+    return al.at(e.line, s, f"the {label(s.name)} at line {e.line} have shape {tuple(e.tensor.shape)} where the reference's "
+                            f"have {tuple(s.tensor.shape)}: the same numbers, but the tensor at line {al.pick[1].line} "
+                            f"({al.pick[1].op}) then combines the wrong dimensions", None)
+
+
+def raised_here(al: Alignment):
+    """The forward raised before any entry of the failing stage's size: the line that raised."""
+    raised, pick = al.raised, al.pick
+    if raised is None or not raised.get("line") or not (pick is None or (not al.same_size and pick[1].line >= raised["line"])):
+        return None
+    if al.failing.name == "masked_scores" and mask_built_at(al.source, raised["line"]) == (True, None):
+        return ABSTAIN  # raised applying a mask built over several lines: which one is wrong is not known
+    return al.at(raised["line"], al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']} "
+                                             f"before computing the {label(al.failing.name)}")
+
+
+def nothing_after(al: Alignment):
+    """Nothing differs after the last matched stage: the step is missing (the return after it, else that line)."""
+    if al.pick is not None:
+        return None
+    through, failing = al.through, al.failing
+    if through is None or any(s.name not in PARALLEL for s in al.later if al.match[s.name] is not None):
+        return ABSTAIN
+    line = al.entries[al.start].line
+    ret = return_after(al.source, line)
+    if ret is not None:
+        return al.at(ret, failing, f"your code matches the reference through the {label(through.name)} (line {line}) "
+                                   f"and returns at line {ret} without the {label(failing.name)} step")
+    return al.at(line, failing, f"your code matches the reference through the {label(through.name)} (line {line}) "
+                                f"and computes nothing from there: the {label(failing.name)} step is missing")
+
+
+def untraced_angles(al: Alignment):
+    """Angles that come from untraced constants (arange, base ** ...): no line can be trusted."""
+    if al.failing.name == "angles" and (not al.same_size or frequencies_only(al.pick[1].tensor, al.failing)):
+        return ABSTAIN
+    return None
+
+
+def lost_precision(al: Alignment):
+    """A float16/bfloat16 entry up to the picked one: where the digits were lost."""
+    if (low := half_precision(al.entries, al.pick[0] + 1)) is None:
+        return None
+    return al.at(low.line, al.failing, f"{al.prefix()}the tensor at line {low.line} ({low.op}) is computed in "
+                                       f"{str(low.tensor.dtype).removeprefix('torch.')}, and from there the "
+                                       f"{label(al.failing.name)} differ: keep this step in float32 or float64")
+
+
+def other_shape(al: Alignment):
+    """The first entry that differs has another size than the failing stage: that line, by its shape."""
+    if al.same_size:
+        return None
+    e = al.pick[1]
+    return al.at(e.line, al.failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the first that differs: it has "
+                                     f"shape {tuple(e.tensor.shape)} (the reference's {label(al.failing.name)}: "
+                                     f"{tuple(al.failing.tensor.shape)})")
+
+
+def roles_swapped(al: Alignment):
+    return swapped_roles(al, al.pick[1].line)
+
+
+def moved_mask(al: Alignment):
+    """A mask that blocks other positions than the reference's, applied through a variable built on another line:
+    that line when one assignment builds it, else none (which of several is wrong is not known)."""
+    how, line = al.how[0], al.pick[1].line
+    if not how.startswith(PATTERN):
+        return None
+    elsewhere, built = mask_built_at(al.source, line)
+    if not elsewhere:
+        return None
+    if built is None:
+        return ABSTAIN
+    return al.at(built, al.failing, f"{al.prefix()}the mask applied at line {line} is built at line {built}, and "
+                                    f"{how.removeprefix('it ')}")
+
+
+def unused_result(al: Alignment):
+    """The picked entry derives from a stage before the last matched one: that match's result is never used."""
+    base, through, earlier = al.how[1], al.through, al.earlier
+    if base is None or through is None or base not in earlier or earlier.index(base) >= earlier.index(through) \
+            or through.name in PARALLEL:
+        return None
+    line = al.entries[al.start].line
+    e = al.pick[1]
+    return al.at(line, al.failing, f"the result of line {line} ({label(through.name)}) is never used: the tensor at line "
+                                   f"{e.line} ({e.op}) is the softmax of the {label(base.name)}")
+
+
+def first_difference(al: Alignment):
+    """The picked entry's line, with how it differs."""
+    how, _, cause = al.how
+    e = al.pick[1]
+    return al.at(e.line, al.failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the first that differs: {how}",
+                 cause=cause)
