@@ -9,7 +9,7 @@ from grader.diagnosis.localize.model import Localization, Stage, Traced
 
 log = logging.getLogger(__name__)
 
-RULES = [rules.dropout_misplaced, rules.training_pass, rules.scrambled_layout, rules.input_laid_out_otherwise,
+RULES = [rules.dropout_misplaced, rules.training_pass, rules.first_divergence, rules.scrambled_layout, rules.input_laid_out_otherwise,
          rules.raised_here, rules.nothing_after, rules.untraced_angles, rules.lost_precision, rules.other_shape,
          rules.roles_swapped, rules.moved_mask, rules.unused_result, rules.first_difference]
 

@@ -47,6 +47,12 @@ def frequencies_only(c: torch.Tensor, angles: Stage) -> bool:
     return close(c[:, 0].double(), x[:, 0], rtol_for(c, x) * 10)
 
 
+def line_result(entries: list[Traced], i: int) -> bool:
+    """Entry i is the value its line computes (the last op of one run of that line), not a step inside it: a line
+    may compute `q @ k.T / sqrt(d)` in another order than the reference and still give the same value."""
+    return i + 1 == len(entries) or entries[i + 1].line != entries[i].line
+
+
 def rearranged_input(al: Alignment, before: int) -> tuple[int, Traced, Stage] | None:
     """The last queries/keys/values the submission computed before an entry, when laid out unlike the reference's."""
     found = []
@@ -109,6 +115,19 @@ def training_pass(al: Alignment):
         return ABSTAIN
     return al.at(pick.line, f, f"{al.prefix()}no dropout is applied in training mode: the tensor at line "
                                f"{pick.line} ({pick.op}) uses the attention weights without it")
+
+
+def first_divergence(al: Alignment):
+    """A reference that marks only its output (its work happens in a loop or in helpers): every tensor it computes is
+    a step to line up with, so the first tensor the reference never computes is where the submission parts from it."""
+    if len(al.stages) != 1:
+        return None
+    ends = [(i, e) for i, e in al.rest if line_result(al.entries, i)]
+    if not ends:
+        return None
+    e = ends[0][1]
+    return al.at(e.line, al.failing, f"the tensor at line {e.line} ({e.op}) is the first that differs: the reference "
+                                     f"computes no tensor equal to it (shape {tuple(e.tensor.shape)})")
 
 
 def scrambled_layout(al: Alignment):

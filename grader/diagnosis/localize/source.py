@@ -72,3 +72,41 @@ def assignments(source: str) -> dict[str, int]:
                 found.setdefault(t.attr, node.lineno)
     return found
 
+
+
+def names_read_at(tree: ast.Module, line: int) -> list[str]:
+    """Local names the statement on `line` reads (not the functions it calls, not modules such as math or torch)."""
+    stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+             ast.ClassDef, ast.For, ast.While, ast.If, ast.With, ast.Try)) and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    if not stmts:
+        return []
+    stmt = min(stmts, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
+    called = {id(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call)}
+    bases = {id(n.value) for n in ast.walk(stmt) if isinstance(n, ast.Attribute)}
+    found = []
+    for n in ast.walk(stmt):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in called and id(n) not in bases \
+                and n.id not in found:
+            found.append(n.id)
+    return found
+
+
+def built_elsewhere(source: str, line: int) -> dict[str, int]:
+    """{name: line} for the local names the statement on `line` reads that one other statement of the same function
+    assigns (a scale, a size, a mask made the line before). A name assigned more than once, a parameter or a loop
+    variable is left out: which assignment holds the value is not known from the text."""
+    tree = parse(source)
+    func = function_at(tree, line) if tree is not None else None
+    if func is None:
+        return {}
+    params = {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)}
+    loops = {x.id for n in ast.walk(func) if isinstance(n, (ast.For, ast.comprehension)) for x in ast.walk(n.target)
+             if isinstance(x, ast.Name)}
+    found = {}
+    for name in names_read_at(tree, line):
+        if name in params or name in loops:
+            continue
+        where = assigned_lines(func, name)
+        if len(where) == 1 and (a := where.pop()) != line:
+            found[name] = a
+    return found
