@@ -10,8 +10,8 @@ from grader.diagnosis.localize.model import Localization, Stage, Traced
 log = logging.getLogger(__name__)
 
 RULES = [rules.dropout_misplaced, rules.training_pass, rules.first_divergence, rules.scrambled_layout, rules.input_laid_out_otherwise,
-         rules.raised_here, rules.nothing_after, rules.untraced_angles, rules.lost_precision, rules.other_shape,
-         rules.roles_swapped, rules.moved_mask, rules.unused_result, rules.first_difference]
+         rules.raised_here, rules.nothing_after, rules.untraced_angles, rules.lost_precision, rules.value_built_before,
+         rules.other_shape, rules.roles_swapped, rules.unused_result, rules.first_difference]
 
 
 def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None, *, train: bool = False,

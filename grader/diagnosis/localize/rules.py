@@ -10,7 +10,7 @@ from grader.diagnosis.localize.alignment import Alignment
 from grader.diagnosis.localize.compare import PARALLEL, matches, part_dims, shaped_as
 from grader.diagnosis.localize.explain import REARRANGED
 from grader.diagnosis.localize.model import Localization, Stage, Traced
-from grader.diagnosis.localize.source import mask_built_at, return_after
+from grader.diagnosis.localize.source import applies_root, mask_argument, takes_root, mask_built_at, return_after, values_from_elsewhere
 from grader.diagnosis.localize.text import label
 
 
@@ -21,6 +21,7 @@ class Abstain:
 
 ABSTAIN = Abstain()
 PATTERN = ("it blocks", "it leaves", "it also blocks")  # how a mask's blocked positions differ (not its fill value)
+NOT_THE_MASK = ("where the", "it equals the softmax", "it holds the values", "it equals the")  # a fill, a softmax, a layout, a factor
 
 
 # -- questions about tensors ----------------------------------------------------------------------
@@ -80,6 +81,39 @@ def swapped_roles(al: Alignment, line: int) -> Localization | None:
                                     f"{split} are taken in another order than they are laid out", through=None)
 
 
+def built_before(al: Alignment, line: int, how: str | None):
+    """The line where the submission parts from the reference reads a value the trace does not follow (a bool mask,
+    a Python scalar), built by one statement on another line: the earliest line whose value can be wrong.
+
+    A mask passed by name to the masking call on `line` is that line's suspect unless the difference is the fill value,
+    a softmax or a layout. A scalar is the suspect when the difference is a constant factor (or the scaled scores
+    differ) and the line takes its root (`math.sqrt(d)`: the size d is what can be wrong); when the line only
+    multiplies or divides by a scalar whose own line takes a root (`scale = 1 / math.sqrt(d)`), the two explain the
+    factor equally: abstain; a plain size used without its root (`/ d_k`) leaves the line itself as the suspect."""
+    mask = mask_argument(al.source, line)
+    if mask is not None and (how is None or how.startswith(PATTERN) or not how.startswith(NOT_THE_MASK)):
+        elsewhere, built = mask_built_at(al.source, line)
+        if elsewhere and built is None:
+            return ABSTAIN  # several assignments build it: which one is wrong is not known
+        if elsewhere:
+            what = f", and {how.removeprefix('it ')}" if how is not None and how.startswith(PATTERN) else ""
+            return al.at(built, al.failing, f"{al.prefix()}the mask applied at line {line} is built at line {built}{what}")
+    factor = how is not None and how.startswith("it equals the") and " times " in how
+    if not (factor or al.failing.name == "scaled_scores"):
+        return None
+    traced = {e.line for e in al.entries}
+    found = {n: a for n, a in values_from_elsewhere(al.source, line).items() if a not in traced and n != mask}
+    if len(found) == 1:
+        name, a = next(iter(found.items()))
+        if applies_root(al.source, line, name):
+            return al.at(a, al.failing, f"{al.prefix()}the tensor at line {line} is the first that differs"
+                                        f"{': ' + how.removeprefix('it ') if factor else ''}; it is scaled by the root of "
+                                        f"{name}, set at line {a}: that value is not the reference's")
+        if takes_root(al.source, a):
+            return ABSTAIN  # `scale = 1 / math.sqrt(d)` used at the line: a wrong d or a wrong use, equally
+    return ABSTAIN if len(found) > 1 else None
+
+
 # -- the rules --------------------------------------------------------------------------------------
 def dropout_misplaced(al: Alignment):
     """A dropout that is not the reference's: active in evaluation, or applied to another tensor."""
@@ -126,6 +160,8 @@ def first_divergence(al: Alignment):
     if not ends:
         return None
     e = ends[0][1]
+    if (found := built_before(al, e.line, None)) is not None:
+        return found
     return al.at(e.line, al.failing, f"the tensor at line {e.line} ({e.op}) is the first that differs: the reference "
                                      f"computes no tensor equal to it (shape {tuple(e.tensor.shape)})")
 
@@ -158,8 +194,12 @@ def raised_here(al: Alignment):
     raised, pick = al.raised, al.pick
     if raised is None or not raised.get("line") or not (pick is None or (not al.same_size and pick[1].line >= raised["line"])):
         return None
-    if al.failing.name == "masked_scores" and mask_built_at(al.source, raised["line"]) == (True, None):
+    elsewhere, built = mask_built_at(al.source, raised["line"])
+    if elsewhere and built is None and al.failing.name == "masked_scores":
         return ABSTAIN  # raised applying a mask built over several lines: which one is wrong is not known
+    if elsewhere and built is not None:  # a mask that does not broadcast: the line that shapes it
+        return al.at(built, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, applying the "
+                                        f"mask built at line {built}, before computing the {label(al.failing.name)}")
     return al.at(raised["line"], al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']} "
                                              f"before computing the {label(al.failing.name)}")
 
@@ -210,19 +250,9 @@ def roles_swapped(al: Alignment):
     return swapped_roles(al, al.pick[1].line)
 
 
-def moved_mask(al: Alignment):
-    """A mask that blocks other positions than the reference's, applied through a variable built on another line:
-    that line when one assignment builds it, else none (which of several is wrong is not known)."""
-    how, line = al.how[0], al.pick[1].line
-    if not how.startswith(PATTERN):
-        return None
-    elsewhere, built = mask_built_at(al.source, line)
-    if not elsewhere:
-        return None
-    if built is None:
-        return ABSTAIN
-    return al.at(built, al.failing, f"{al.prefix()}the mask applied at line {line} is built at line {built}, and "
-                                    f"{how.removeprefix('it ')}")
+def value_built_before(al: Alignment):
+    """built_before() for the entry where the submission parts from the reference."""
+    return built_before(al, al.pick[1].line, al.how[0] if al.same_size else None)
 
 
 def unused_result(al: Alignment):

@@ -110,3 +110,84 @@ def built_elsewhere(source: str, line: int) -> dict[str, int]:
         if len(where) == 1 and (a := where.pop()) != line:
             found[name] = a
     return found
+
+
+def self_attributes_read_at(tree: ast.Module, line: int) -> list[str]:
+    """`self.<name>` values the statement on `line` reads (not the methods or layers it calls)."""
+    stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    if not stmts:
+        return []
+    stmt = min(stmts, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
+    called = {id(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call)}
+    return [n.attr for n in ast.walk(stmt) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+            and n.value.id == "self" and id(n) not in called]
+
+
+def attribute_assignments(tree: ast.Module, line: int) -> dict[str, set[int]]:
+    """{name: lines} of the `self.<name> = ...` statements in the class holding the line."""
+    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    found: dict[str, set[int]] = {}
+    if not classes:
+        return found
+    for node in ast.walk(max(classes, key=lambda n: n.lineno)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            for x in ast.walk(t):
+                if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id == "self":
+                    found.setdefault(x.attr, set()).add(node.lineno)
+    return found
+
+
+def values_from_elsewhere(source: str, line: int) -> dict[str, int]:
+    """built_elsewhere(), and the `self.<name>` values the line reads that one statement of its class assigns
+    (a scale set in __init__), as {"self.name": line}."""
+    found = built_elsewhere(source, line)
+    tree = parse(source)
+    if tree is None:
+        return found
+    where = attribute_assignments(tree, line)
+    for name in self_attributes_read_at(tree, line):
+        lines = where.get(name, set())
+        if len(lines) == 1 and (a := next(iter(lines))) != line:
+            found[f"self.{name}"] = a
+    return found
+
+
+def mask_argument(source: str, line: int) -> str | None:
+    """The local name a masking call on `line` takes as its mask (`s.masked_fill(blocked, ...)`), or None."""
+    tree = parse(source)
+    if tree is None:
+        return None
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno <= line <= (n.end_lineno or n.lineno)
+             and isinstance(n.func, ast.Attribute) and n.func.attr in MASKING and n.args]
+    names = {c.args[0].id for c in calls if isinstance(c.args[0], ast.Name)}
+    return names.pop() if calls and len(names) == 1 and len(calls) == 1 else None
+
+
+def applies_root(source: str, line: int, name: str) -> bool:
+    """The statement on `line` takes a square root or a power of `name` (math.sqrt(d), d ** 0.5, d ** -0.5)."""
+    tree = parse(source)
+    if tree is None:
+        return False
+    def is_name(x):
+        return isinstance(x, ast.Name) and x.id == name or (isinstance(x, ast.Attribute) and name == f"self.{x.attr}"
+                                                             and isinstance(x.value, ast.Name) and x.value.id == "self")
+    for n in ast.walk(tree):
+        if not (hasattr(n, "lineno") and n.lineno <= line <= (getattr(n, "end_lineno", None) or n.lineno)):
+            continue
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("sqrt", "rsqrt") \
+                and n.args and is_name(n.args[0]):
+            return True
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow) and is_name(n.left):
+            return True
+    return False
+
+
+def takes_root(source: str, line: int) -> bool:
+    """The statement on `line` takes a square root or a power of something (`scale = 1 / math.sqrt(d)`)."""
+    tree = parse(source)
+    if tree is None:
+        return False
+    return any(hasattr(n, "lineno") and n.lineno <= line <= (getattr(n, "end_lineno", None) or n.lineno) and (
+        isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow) or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+        and n.func.attr in ("sqrt", "rsqrt")) for n in ast.walk(tree))
