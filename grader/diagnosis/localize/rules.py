@@ -86,10 +86,10 @@ def built_before(al: Alignment, line: int, how: str | None):
     a Python scalar), built by one statement on another line: the earliest line whose value can be wrong.
 
     A mask passed by name to the masking call on `line` is that line's suspect unless the difference is the fill value,
-    a softmax or a layout. A scalar is the suspect when the difference is a constant factor (or the scaled scores
-    differ) and the line takes its root (`math.sqrt(d)`: the size d is what can be wrong); when the line only
-    multiplies or divides by a scalar whose own line takes a root (`scale = 1 / math.sqrt(d)`), the two explain the
-    factor equally: abstain; a plain size used without its root (`/ d_k`) leaves the line itself as the suspect."""
+    a softmax or a layout. A scalar is the suspect when the difference is a constant factor and the line takes its
+    root (`math.sqrt(d)`: the size d is what can be wrong); when the line only multiplies or divides by a scalar whose
+    own line takes a root (`scale = 1 / math.sqrt(d)`), the two explain the factor equally: abstain; a plain size
+    used without its root (`/ d_k`) leaves the line itself as the suspect."""
     mask = mask_argument(al.source, line)
     if mask is not None and (how is None or how.startswith(PATTERN) or not how.startswith(NOT_THE_MASK)):
         elsewhere, built = mask_built_at(al.source, line)
@@ -99,7 +99,7 @@ def built_before(al: Alignment, line: int, how: str | None):
             what = f", and {how.removeprefix('it ')}" if how is not None and how.startswith(PATTERN) else ""
             return al.at(built, al.failing, f"{al.prefix()}the mask applied at line {line} is built at line {built}{what}")
     factor = how is not None and how.startswith("it equals the") and " times " in how
-    if not (factor or al.failing.name == "scaled_scores"):
+    if not factor:
         return None
     traced = {e.line for e in al.entries}
     found = {n: a for n, a in values_from_elsewhere(al.source, line).items() if a not in traced and n != mask}
@@ -107,7 +107,7 @@ def built_before(al: Alignment, line: int, how: str | None):
         name, a = next(iter(found.items()))
         if applies_root(al.source, line, name):
             return al.at(a, al.failing, f"{al.prefix()}the tensor at line {line} is the first that differs"
-                                        f"{': ' + how.removeprefix('it ') if factor else ''}; it is scaled by the root of "
+                                        f": {how.removeprefix('it ')}; it is scaled by the root of "
                                         f"{name}, set at line {a}: that value is not the reference's")
         if takes_root(al.source, a):
             return ABSTAIN  # `scale = 1 / math.sqrt(d)` used at the line: a wrong d or a wrong use, equally
