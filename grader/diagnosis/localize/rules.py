@@ -10,7 +10,7 @@ from grader.diagnosis.localize.alignment import Alignment
 from grader.diagnosis.localize.compare import PARALLEL, matches, part_dims, shaped_as
 from grader.diagnosis.localize.explain import REARRANGED
 from grader.diagnosis.localize.model import Localization, Stage, Traced
-from grader.diagnosis.localize.source import applies_root, mask_argument, takes_root, mask_built_at, return_after, values_from_elsewhere
+from grader.diagnosis.localize.source import applies_root, built_elsewhere, mask_argument, mask_built_at, names_one_value, return_after, takes_root
 from grader.diagnosis.localize.text import label
 
 
@@ -87,7 +87,8 @@ def built_before(al: Alignment, line: int, how: str | None):
 
     A mask passed by name to the masking call on `line` is that line's suspect unless the difference is the fill value,
     a softmax or a layout. A scalar is the suspect when the difference is a constant factor and the line takes its
-    root (`math.sqrt(d)`: the size d is what can be wrong); when the line only multiplies or divides by a scalar whose
+    root (`math.sqrt(d)`: the size d, made for this use on its own line, is what can be wrong; one of several names
+    unpacked together, `B, T, C = x.shape`, or an attribute such as self.d_out is right as such: the line picked it); when the line only multiplies or divides by a scalar whose
     own line takes a root (`scale = 1 / math.sqrt(d)`), the two explain the factor equally: abstain; a plain size
     used without its root (`/ d_k`) leaves the line itself as the suspect."""
     mask = mask_argument(al.source, line)
@@ -102,10 +103,10 @@ def built_before(al: Alignment, line: int, how: str | None):
     if not factor:
         return None
     traced = {e.line for e in al.entries}
-    found = {n: a for n, a in values_from_elsewhere(al.source, line).items() if a not in traced and n != mask}
+    found = {n: a for n, a in built_elsewhere(al.source, line).items() if a not in traced and n != mask}
     if len(found) == 1:
         name, a = next(iter(found.items()))
-        if applies_root(al.source, line, name):
+        if applies_root(al.source, line, name) and names_one_value(al.source, a):
             return al.at(a, al.failing, f"{al.prefix()}the tensor at line {line} is the first that differs"
                                         f": {how.removeprefix('it ')}; it is scaled by the root of "
                                         f"{name}, set at line {a}: that value is not the reference's")

@@ -112,45 +112,15 @@ def built_elsewhere(source: str, line: int) -> dict[str, int]:
     return found
 
 
-def self_attributes_read_at(tree: ast.Module, line: int) -> list[str]:
-    """`self.<name>` values the statement on `line` reads (not the methods or layers it calls)."""
-    stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno <= line <= (n.end_lineno or n.lineno)]
-    if not stmts:
-        return []
-    stmt = min(stmts, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
-    called = {id(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call)}
-    return [n.attr for n in ast.walk(stmt) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-            and n.value.id == "self" and id(n) not in called]
-
-
-def attribute_assignments(tree: ast.Module, line: int) -> dict[str, set[int]]:
-    """{name: lines} of the `self.<name> = ...` statements in the class holding the line."""
-    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.lineno <= line <= (n.end_lineno or n.lineno)]
-    found: dict[str, set[int]] = {}
-    if not classes:
-        return found
-    for node in ast.walk(max(classes, key=lambda n: n.lineno)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
-        for t in targets:
-            for x in ast.walk(t):
-                if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id == "self":
-                    found.setdefault(x.attr, set()).add(node.lineno)
-    return found
-
-
-def values_from_elsewhere(source: str, line: int) -> dict[str, int]:
-    """built_elsewhere(), and the `self.<name>` values the line reads that one statement of its class assigns
-    (a scale set in __init__), as {"self.name": line}."""
-    found = built_elsewhere(source, line)
+def names_one_value(source: str, line: int) -> bool:
+    """The statement on `line` assigns one local name (`d = x.shape[-1]`), not several at once (`B, T, C = x.shape`):
+    a value made for its use, rather than one of several read together and picked from later."""
     tree = parse(source)
-    if tree is None:
-        return found
-    where = attribute_assignments(tree, line)
-    for name in self_attributes_read_at(tree, line):
-        lines = where.get(name, set())
-        if len(lines) == 1 and (a := next(iter(lines))) != line:
-            found[f"self.{name}"] = a
-    return found
+    stmts = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.lineno == line] if tree else []
+    if len(stmts) != 1:
+        return False
+    targets = stmts[0].targets if isinstance(stmts[0], ast.Assign) else [stmts[0].target]
+    return len(targets) == 1 and isinstance(targets[0], ast.Name)
 
 
 def mask_argument(source: str, line: int) -> str | None:
@@ -170,8 +140,7 @@ def applies_root(source: str, line: int, name: str) -> bool:
     if tree is None:
         return False
     def is_name(x):
-        return isinstance(x, ast.Name) and x.id == name or (isinstance(x, ast.Attribute) and name == f"self.{x.attr}"
-                                                             and isinstance(x.value, ast.Name) and x.value.id == "self")
+        return isinstance(x, ast.Name) and x.id == name
     for n in ast.walk(tree):
         if not (hasattr(n, "lineno") and n.lineno <= line <= (getattr(n, "end_lineno", None) or n.lineno)):
             continue
