@@ -526,3 +526,14 @@ def test_the_pipeline_stops_at_an_abstention_and_logs(caplog):
     with caplog.at_level(logging.DEBUG, logger="grader.diagnosis.localize"):
         loc.localize(load_catalog().get(1), object(), SELF_ATTENTION)
     assert "localization failed" in caplog.text
+
+
+def test_the_tiled_exercise_is_traced_with_its_block_size():
+    """Exercise 10's work happens in a block loop: traced causal, with a block size that leaves a short last block,
+    so that the reference's tiles (computed with the same scalars) line up with the submission's."""
+    from grader.harness import Harness
+
+    ex = load_catalog().get(10)
+    call = loc.trace_call(ex, Harness(ex, None))
+    L, b = call["args"][0].shape[-2], call["scalars"]["block_size"]
+    assert call["scalars"]["causal"] is True and 1 < b < L and L % b != 0
