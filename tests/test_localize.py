@@ -537,3 +537,12 @@ def test_the_tiled_exercise_is_traced_with_its_block_size():
     call = loc.trace_call(ex, Harness(ex, None))
     L, b = call["args"][0].shape[-2], call["scalars"]["block_size"]
     assert call["scalars"]["causal"] is True and 1 < b < L and L % b != 0
+
+
+def test_a_tensor_the_reference_computes_times_a_constant():
+    from grader.diagnosis.localize import rules
+
+    r = torch.randn(2, 3, 4, dtype=torch.float64)
+    reference = [loc.Traced("exp", 9, r + 1), loc.Traced("matmul", 12, r)]
+    assert "of line 12 times 0.5" in rules.scaled_reference(loc.Traced("mul", 30, r * 0.5), reference)
+    assert rules.scaled_reference(loc.Traced("mul", 30, r.flip(0)), reference) is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from grader.diagnosis.layout import close, rtol_for
+from grader.diagnosis.layout import affine, close, rtol_for
 from grader.diagnosis.localize.alignment import Alignment
 from grader.diagnosis.localize.compare import PARALLEL, matches, part_dims, shaped_as
 from grader.diagnosis.localize.explain import REARRANGED
@@ -46,6 +46,15 @@ def frequencies_only(c: torch.Tensor, angles: Stage) -> bool:
     if c.shape != x.shape or x.dim() != 2 or x.shape[-1] < 2:
         return False
     return close(c[:, 0].double(), x[:, 0], rtol_for(c, x) * 10)
+
+
+def scaled_reference(e: Traced, reference: list[Traced]) -> str | None:
+    """How e is a tensor the reference computes times a constant (a scale applied with another value), or None."""
+    for r in reference:
+        if r.tensor.shape == e.tensor.shape and (k := affine(e.tensor.double(), r.tensor.double(), rtol_for(e.tensor) * 10)):
+            if k[0] == "ratio":
+                return f"it equals the reference's tensor of line {r.line} times {k[1]:.4g}"
+    return None
 
 
 def line_result(entries: list[Traced], i: int) -> bool:
@@ -161,7 +170,7 @@ def first_divergence(al: Alignment):
     if not ends:
         return None
     e = ends[0][1]
-    if (found := built_before(al, e.line, None)) is not None:
+    if (found := built_before(al, e.line, scaled_reference(e, al.reference))) is not None:
         return found
     return al.at(e.line, al.failing, f"the tensor at line {e.line} ({e.op}) is the first that differs: the reference "
                                      f"computes no tensor equal to it (shape {tuple(e.tensor.shape)})")
