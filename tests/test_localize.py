@@ -430,12 +430,13 @@ SCALE_SOURCE = """
 import math
 def f(q, k, mask):
     d = q.shape[-1]
-    scale = 1 / math.sqrt(d)
+    scale = 1 / math.sqrt(q.shape[-1])
     s1 = q @ k.transpose(-2, -1) / math.sqrt(d)
     s2 = q @ k.transpose(-2, -1) * scale
-    s3 = q @ k.transpose(-2, -1) / d
+    s3 = q @ k.transpose(-2, -1) / size
     blocked = mask.view(1, 5)
     s4 = s1.masked_fill(blocked, float("-inf"))
+    size = k.shape[-1]
     return s4
 """
 
@@ -456,7 +457,8 @@ def test_the_source_says_where_a_value_read_on_a_line_is_built():
     assert source.built_elsewhere(SCALE_SOURCE, 6) == {"d": 4}  # q, k, math: parameters and modules
     assert source.built_elsewhere(SCALE_SOURCE, 7) == {"scale": 5}
     assert source.names_one_value(SCALE_SOURCE, 4) and not source.names_one_value("B, T, C = x.shape\n", 1)
-    assert source.applies_root(SCALE_SOURCE, 6, "d") and not source.applies_root(SCALE_SOURCE, 8, "d")
+    assert source.applies_root(SCALE_SOURCE, 6, "d") and not source.applies_root(SCALE_SOURCE, 8, "size")
+    assert source.read_lines(SCALE_SOURCE, 6, "d") == {6}
     assert source.takes_root(SCALE_SOURCE, 5) and not source.takes_root(SCALE_SOURCE, 4)
     assert source.mask_argument(SCALE_SOURCE, 10) == "blocked" and source.mask_argument(SCALE_SOURCE, 6) is None
 
@@ -468,8 +470,8 @@ def test_a_size_under_a_root_is_where_a_constant_factor_comes_from():
     assert al.how[0].startswith("it equals the scaled scores times")
     found = rules.value_built_before(al)
     assert found is not None and found is not rules.ABSTAIN and found.line == 4, found
-    assert rules.value_built_before(scale_alignment(7, 1.5)) is rules.ABSTAIN  # * scale, scale = 1/sqrt(d): either line
-    assert rules.value_built_before(scale_alignment(8, 0.5)) is None  # / d: the line's own missing root
+    assert rules.value_built_before(scale_alignment(7, 1.5)).line == 5  # * scale, scale = 1 / math.sqrt(d): where it is made
+    assert rules.value_built_before(scale_alignment(8, 0.5)) is None  # / size: the line's own missing root
 
 
 def test_a_mask_passed_by_name_is_blamed_unless_the_fill_differs():

@@ -10,7 +10,7 @@ from grader.diagnosis.localize.alignment import Alignment
 from grader.diagnosis.localize.compare import PARALLEL, matches, part_dims, shaped_as
 from grader.diagnosis.localize.explain import REARRANGED
 from grader.diagnosis.localize.model import Localization, Stage, Traced
-from grader.diagnosis.localize.source import applies_root, built_elsewhere, mask_argument, mask_built_at, names_one_value, return_after, takes_root
+from grader.diagnosis.localize.source import applies_root, built_elsewhere, mask_argument, mask_built_at, names_one_value, read_lines, return_after, takes_root
 from grader.diagnosis.localize.text import label
 
 
@@ -95,11 +95,10 @@ def built_before(al: Alignment, line: int, how: str | None):
     a Python scalar), built by one statement on another line: the earliest line whose value can be wrong.
 
     A mask passed by name to the masking call on `line` is that line's suspect unless the difference is the fill value,
-    a softmax or a layout. A scalar is the suspect when the difference is a constant factor and the line takes its
-    root (`math.sqrt(d)`: the size d, made for this use on its own line, is what can be wrong; one of several names
-    unpacked together, `B, T, C = x.shape`, or an attribute such as self.d_out is right as such: the line picked it); when the line only multiplies or divides by a scalar whose
-    own line takes a root (`scale = 1 / math.sqrt(d)`), the two explain the factor equally: abstain; a plain size
-    used without its root (`/ d_k`) leaves the line itself as the suspect."""
+    a softmax or a layout. A scalar is the suspect when the difference is a constant factor, it is the one value the
+    line reads from elsewhere, its own statement makes only it (`d = x.shape[-1]`, `scale = 1 / math.sqrt(d)`), no
+    other line uses it, and a root is taken of it (at the line, `math.sqrt(d)`, or where it is made): the size inside
+    is what can be wrong. Otherwise (`/ d_k` without a root, `B, T, C = x.shape`, self.d_out) the line picked it."""
     mask = mask_argument(al.source, line)
     if mask is not None and (how is None or how.startswith(PATTERN) or not how.startswith(NOT_THE_MASK)):
         elsewhere, built = mask_built_at(al.source, line)
@@ -113,15 +112,16 @@ def built_before(al: Alignment, line: int, how: str | None):
         return None
     traced = {e.line for e in al.entries}
     found = {n: a for n, a in built_elsewhere(al.source, line).items() if a not in traced and n != mask}
-    if len(found) == 1:
-        name, a = next(iter(found.items()))
-        if applies_root(al.source, line, name) and names_one_value(al.source, a):
-            return al.at(a, al.failing, f"{al.prefix()}the tensor at line {line} is the first that differs"
-                                        f": {how.removeprefix('it ')}; it is scaled by the root of "
-                                        f"{name}, set at line {a}: that value is not the reference's")
-        if takes_root(al.source, a):
-            return ABSTAIN  # `scale = 1 / math.sqrt(d)` used at the line: a wrong d or a wrong use, equally
-    return ABSTAIN if len(found) > 1 else None
+    if len(found) != 1:
+        return None  # none, or several combined on the line: the line's own choice
+    name, a = next(iter(found.items()))
+    if not names_one_value(al.source, a) or len(read_lines(al.source, a, name)) > 1:
+        return None  # one of several names unpacked together, or a value other lines use too: the line picked it
+    if applies_root(al.source, line, name) or takes_root(al.source, a):
+        return al.at(a, al.failing, f"{al.prefix()}the tensor at line {line} is the first that differs: "
+                                    f"{how.removeprefix('it ')}; it is scaled by {name}, set at line {a}: that value is "
+                                    f"not the reference's")
+    return None
 
 
 # -- the rules --------------------------------------------------------------------------------------

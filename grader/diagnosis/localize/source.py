@@ -75,7 +75,8 @@ def assignments(source: str) -> dict[str, int]:
 
 
 def names_read_at(tree: ast.Module, line: int) -> list[str]:
-    """Local names the statement on `line` reads (not the functions it calls, not modules such as math or torch)."""
+    """Local names the statement on `line` reads as values (not the functions it calls, not modules such as math or
+    torch, not the bounds of a slice)."""
     stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
              ast.ClassDef, ast.For, ast.While, ast.If, ast.With, ast.Try)) and n.lineno <= line <= (n.end_lineno or n.lineno)]
     if not stmts:
@@ -83,9 +84,10 @@ def names_read_at(tree: ast.Module, line: int) -> list[str]:
     stmt = min(stmts, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
     called = {id(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call)}
     bases = {id(n.value) for n in ast.walk(stmt) if isinstance(n, ast.Attribute)}
+    sliced = {id(x) for n in ast.walk(stmt) if isinstance(n, ast.Subscript) for x in ast.walk(n.slice)}  # x[:, j0:j1]
     found = []
     for n in ast.walk(stmt):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in called and id(n) not in bases \
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in called | bases | sliced \
                 and n.id not in found:
             found.append(n.id)
     return found
@@ -160,3 +162,12 @@ def takes_root(source: str, line: int) -> bool:
     return any(hasattr(n, "lineno") and n.lineno <= line <= (getattr(n, "end_lineno", None) or n.lineno) and (
         isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow) or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
         and n.func.attr in ("sqrt", "rsqrt")) for n in ast.walk(tree))
+
+
+def read_lines(source: str, line: int, name: str) -> set[int]:
+    """Lines of the function holding `line` that read the local name."""
+    tree = parse(source)
+    func = function_at(tree, line) if tree is not None else None
+    if func is None:
+        return set()
+    return {n.lineno for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)}
