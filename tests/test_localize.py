@@ -548,3 +548,14 @@ def test_a_tensor_the_reference_computes_times_a_constant():
     reference = [loc.Traced("exp", 9, r + 1), loc.Traced("matmul", 12, r)]
     assert "of line 12 times 0.5" in rules.scaled_reference(loc.Traced("mul", 30, r * 0.5), reference)
     assert rules.scaled_reference(loc.Traced("mul", 30, r.flip(0)), reference) is None
+
+
+def test_a_loop_that_skips_work_is_not_located():
+    """Fewer matrix products than the reference (a block loop that never reaches the last, short block): the values
+    that differ come out at the end, where nothing is wrong; no line."""
+    g = torch.Generator().manual_seed(8)
+    a, out = torch.randn(2, 3, generator=g, dtype=torch.float64), torch.randn(4, 3, generator=g, dtype=torch.float64)
+    reference = [loc.Traced("matmul", 50, a), loc.Traced("matmul", 50, a * 2), loc.Traced("div", 52, a / 3)]
+    entries = [loc.Traced("matmul", 20, a), loc.Traced("div", 22, a / 5)]
+    assert loc.align(entries, [stage("output", 60, out)], reference=reference) is None
+    assert loc.align(entries + [loc.Traced("matmul", 20, a * 2)], [stage("output", 60, out)], reference=reference).line == 22
