@@ -27,7 +27,7 @@ An exercise module may define (all optional):
                              texts of diagnoses the kit's grader/diagnosis/catalog.toml does not have
     trace_call(ex, kit) -> {"init", "params", "args", "kwargs"[, "scalars"]}
                              for a custom_* call: the one call traced to point a failing verdict at a line
-                             (grader/diagnosis/localize.py); the reference marks its stages `# stage: name`
+                             (grader/diagnosis/localize/); the reference marks its stages `# stage: name`
 
 The module is loaded by file path, never imported by name: the core does not know which exercises exist.
 It is a submodule of a package made for the pack's checks/ folder, so it can share code with a helper

@@ -239,7 +239,7 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("attention-kit", appauthor=False))
 
 
-STAGE_MARK = re.compile(r"\s*;?\s*\bstage:\s*[a-z_]+(?:\s*,\s*[a-z_]+)*")  # localize.py's STAGE_COMMENT, with its lead-in
+STAGE_MARK = re.compile(r"\s*;?\s*\bstage:\s*[a-z_]+(?:\s*,\s*[a-z_]+)*")  # localize/reference.py's STAGE_COMMENT, with its lead-in
 
 
 def solution_text(ex: Exercise) -> str:

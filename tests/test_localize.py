@@ -423,3 +423,139 @@ def test_kv_cache_trace_sizes_are_unambiguous():
     B, T, _ = call["args"][0].shape
     _, nh, P, hs = call["kwargs"]["k_cache"].shape
     assert len({B, T, nh, hs}) == 4 and P + T <= ex.config["context_length"]
+
+
+# -- the pipeline's rules, each on its own (grader/diagnosis/localize/rules.py) -----------------------------
+SCALE_SOURCE = """
+import math
+def f(q, k, mask):
+    d = q.shape[-1]
+    scale = 1 / math.sqrt(q.shape[-1])
+    s1 = q @ k.transpose(-2, -1) / math.sqrt(d)
+    s2 = q @ k.transpose(-2, -1) * scale
+    s3 = q @ k.transpose(-2, -1) / size
+    blocked = mask.view(1, 5)
+    s4 = s1.masked_fill(blocked, float("-inf"))
+    size = k.shape[-1]
+    return s4
+"""
+
+
+def scale_alignment(line: int, factor: float) -> loc.Alignment:
+    """An alignment whose scaled scores are first wrong at `line`, by a constant factor."""
+    g = torch.Generator().manual_seed(5)
+    q, k = torch.randn(2, 5, 4, generator=g, dtype=torch.float64), torch.randn(2, 5, 4, generator=g, dtype=torch.float64)
+    scores = q @ k.transpose(-2, -1)
+    stages = [stage("scores", 30, scores), stage("scaled_scores", 31, scores / 2)]
+    entries = [loc.Traced("matmul", line, scores), loc.Traced("div", line, scores / 2 * factor)]
+    return loc.Alignment(entries, stages, source=SCALE_SOURCE)
+
+
+def test_the_source_says_where_a_value_read_on_a_line_is_built():
+    from grader.diagnosis.localize import source
+
+    assert source.built_elsewhere(SCALE_SOURCE, 6) == {"d": 4}  # q, k, math: parameters and modules
+    assert source.built_elsewhere(SCALE_SOURCE, 7) == {"scale": 5}
+    assert source.names_one_value(SCALE_SOURCE, 4) and not source.names_one_value("B, T, C = x.shape\n", 1)
+    assert source.applies_root(SCALE_SOURCE, 6, "d") and not source.applies_root(SCALE_SOURCE, 8, "size")
+    assert source.read_lines(SCALE_SOURCE, 6, "d") == {6}
+    assert source.takes_root(SCALE_SOURCE, 5) and not source.takes_root(SCALE_SOURCE, 4)
+    assert source.mask_argument(SCALE_SOURCE, 10) == "blocked" and source.mask_argument(SCALE_SOURCE, 6) is None
+
+
+def test_a_size_under_a_root_is_where_a_constant_factor_comes_from():
+    from grader.diagnosis.localize import rules
+
+    al = scale_alignment(6, 1.5)  # / math.sqrt(d) with another d: the line that sets d
+    assert al.how[0].startswith("it equals the scaled scores times")
+    found = rules.value_built_before(al)
+    assert found is not None and found is not rules.ABSTAIN and found.line == 4, found
+    assert rules.value_built_before(scale_alignment(7, 1.5)).line == 5  # * scale, scale = 1 / math.sqrt(d): where it is made
+    assert rules.value_built_before(scale_alignment(8, 0.5)) is None  # / size: the line's own missing root
+
+
+def test_a_mask_passed_by_name_is_blamed_unless_the_fill_differs():
+    from grader.diagnosis.localize import rules
+
+    s = torch.randn(2, 5, dtype=torch.float64)
+    want = s.masked_fill(torch.tensor([False, False, False, True, True]), float("-inf"))
+    stages = [stage("scores", 30, s), stage("masked_scores", 31, want)]
+    other = s.masked_fill(torch.tensor([False, False, True, True, True]), float("-inf"))
+    al = loc.Alignment([loc.Traced("masked_fill", 10, other)], stages, source=SCALE_SOURCE)
+    found = rules.value_built_before(al)
+    assert found.line == 9 and "built at line 9" in found.evidence, found
+    zero = s.masked_fill(torch.tensor([False, False, False, True, True]), 0.0)
+    assert rules.value_built_before(loc.Alignment([loc.Traced("masked_fill", 10, zero)], stages, source=SCALE_SOURCE)) is None
+
+
+def test_a_masking_call_that_raises_points_at_the_line_shaping_its_mask():
+    from grader.diagnosis.localize import rules
+
+    s = torch.randn(2, 5, dtype=torch.float64)
+    stages = [stage("scores", 30, s), stage("masked_scores", 31, s.masked_fill(torch.ones(2, 5, dtype=torch.bool).triu(1), float("-inf")))]
+    al = loc.Alignment([loc.Traced("div", 6, s)], stages, {"type": "RuntimeError", "line": 10}, source=SCALE_SOURCE)
+    found = rules.raised_here(al)
+    assert found.line == 9 and "raised RuntimeError at line 10" in found.evidence
+
+
+def test_only_an_output_marked_lines_up_by_every_tensor_the_reference_computes():
+    """A loop (exercise 10's blocks): the first line result the reference never computes, not the output's line;
+    a step inside a line computed in another order (q @ k before the scale) is not a difference."""
+    from grader.diagnosis.localize import rules
+
+    g = torch.Generator().manual_seed(7)
+    a, b = torch.randn(2, 3, generator=g, dtype=torch.float64), torch.randn(2, 3, generator=g, dtype=torch.float64)
+    out = torch.randn(4, 3, generator=g, dtype=torch.float64)
+    reference = [loc.Traced("mul", 50, a * 2), loc.Traced("add", 51, a * 2 + b)]
+    entries = [loc.Traced("mul", 20, a * 3), loc.Traced("div", 20, a * 2),  # a * 3 / 1.5 on one line: the same result
+               loc.Traced("add", 21, a * 2 + b * 2), loc.Traced("cat", 22, out + 1)]
+    al = loc.Alignment(entries, [stage("output", 60, out)], source="", reference=reference)
+    assert rules.line_result(entries, 1) and not rules.line_result(entries, 0)
+    assert rules.first_divergence(al).line == 21
+    assert loc.align(entries, [stage("output", 60, out)], reference=reference).line == 21
+
+
+def test_the_pipeline_stops_at_an_abstention_and_logs(caplog):
+    """Rules run in order; ABSTAIN from one means no line at all, and the reason is logged at debug level."""
+    import logging
+
+    s = torch.randn(2, 5, dtype=torch.float64)
+    stages = [stage("scores", 30, s), stage("masked_scores", 31, s.masked_fill(torch.ones(2, 5, dtype=torch.bool).triu(1), float("-inf")))]
+    source = "def f(s, m):\n    b = m\n    b = b | m\n    return s.masked_fill(b, -1e9)\n"
+    with caplog.at_level(logging.DEBUG, logger="grader.diagnosis.localize"):
+        assert loc.align([loc.Traced("div", 1, s)], stages, {"type": "RuntimeError", "line": 4}, source=source) is None
+    assert "raised_here abstains" in caplog.text
+    with caplog.at_level(logging.DEBUG, logger="grader.diagnosis.localize"):
+        loc.localize(load_catalog().get(1), object(), SELF_ATTENTION)
+    assert "localization failed" in caplog.text
+
+
+def test_the_tiled_exercise_is_traced_with_its_block_size():
+    """Exercise 10's work happens in a block loop: traced causal, with a block size that leaves a short last block,
+    so that the reference's tiles (computed with the same scalars) line up with the submission's."""
+    from grader.harness import Harness
+
+    ex = load_catalog().get(10)
+    call = loc.trace_call(ex, Harness(ex, None))
+    L, b = call["args"][0].shape[-2], call["scalars"]["block_size"]
+    assert call["scalars"]["causal"] is True and 1 < b < L and L % b != 0
+
+
+def test_a_tensor_the_reference_computes_times_a_constant():
+    from grader.diagnosis.localize import rules
+
+    r = torch.randn(2, 3, 4, dtype=torch.float64)
+    reference = [loc.Traced("exp", 9, r + 1), loc.Traced("matmul", 12, r)]
+    assert "of line 12 times 0.5" in rules.scaled_reference(loc.Traced("mul", 30, r * 0.5), reference)
+    assert rules.scaled_reference(loc.Traced("mul", 30, r.flip(0)), reference) is None
+
+
+def test_a_loop_that_skips_work_is_not_located():
+    """Fewer matrix products than the reference (a block loop that never reaches the last, short block): the values
+    that differ come out at the end, where nothing is wrong; no line."""
+    g = torch.Generator().manual_seed(8)
+    a, out = torch.randn(2, 3, generator=g, dtype=torch.float64), torch.randn(4, 3, generator=g, dtype=torch.float64)
+    reference = [loc.Traced("matmul", 50, a), loc.Traced("matmul", 50, a * 2), loc.Traced("div", 52, a / 3)]
+    entries = [loc.Traced("matmul", 20, a), loc.Traced("div", 22, a / 5)]
+    assert loc.align(entries, [stage("output", 60, out)], reference=reference) is None
+    assert loc.align(entries + [loc.Traced("matmul", 20, a * 2)], [stage("output", 60, out)], reference=reference).line == 22

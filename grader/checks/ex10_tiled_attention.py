@@ -303,3 +303,11 @@ def diagnose(ex, kit, verdict) -> list:
     matches = match(ex, probes, lambda a, b, wd: [tiled_attend(*a[0], **a[1], bugs=b, wrong_dim=wd)],
                      [*TILED_BUGS, *SCALE_BUGS], [c["d_v"]], c["d_k"])
     return found + report(ex, matches, c["d_k"])
+
+
+def trace_call(ex, kit) -> dict:
+    """The call `grade` traces to point at a line: causal, with the config's block size (a short last block), so
+    that the submission's tiles line up with the reference's and the first tile that differs is where it goes wrong."""
+    c = ex.config
+    return {"init": None, "params": {}, "args": qkv(kit, c, salt=850), "kwargs": {},
+            "scalars": {"causal": True, "block_size": c["block_size"]}}

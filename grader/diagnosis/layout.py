@@ -1,6 +1,6 @@
 """Tensor equality up to a reshape (head split or merge) and a permutation of dims, within a dtype's tolerance.
 
-Used to align a submission's intermediate tensors with the reference's stages (grader/diagnosis/localize.py).
+Used to align a submission's intermediate tensors with the reference's stages (grader/diagnosis/localize/).
 """
 from __future__ import annotations
 

@@ -1,0 +1,35 @@
+"""align(): line the trace up with the reference's stages, then ask the rules in order; the first that answers wins."""
+from __future__ import annotations
+
+import logging
+
+from grader.diagnosis.localize import rules
+from grader.diagnosis.localize.alignment import Alignment
+from grader.diagnosis.localize.model import Localization, Stage, Traced
+
+log = logging.getLogger(__name__)
+
+RULES = [rules.dropout_misplaced, rules.training_pass, rules.first_divergence, rules.scrambled_layout, rules.input_laid_out_otherwise,
+         rules.raised_here, rules.nothing_after, rules.untraced_angles, rules.lost_precision, rules.value_built_before,
+         rules.other_shape, rules.roles_swapped, rules.unused_result, rules.first_difference]
+
+
+def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None, *, train: bool = False,
+          source: str = "", reference: list[Traced] = ()) -> Localization | None:
+    """The last stage the submission reproduces, the first it doesn't, and the line where they part (or None)."""
+    if not stages:
+        return None
+    al = Alignment(entries, stages, raised, train=train, source=source, reference=reference)
+    if al.failing is None:
+        log.debug("every stage is reproduced: nothing to locate")
+        return None
+    log.debug("failing stage %s, matched through %s", al.failing.name, al.through.name if al.through else None)
+    for rule in RULES:
+        found = rule(al)
+        if found is rules.ABSTAIN:
+            log.debug("rule %s abstains", rule.__name__)
+            return None
+        if found is not None:
+            log.debug("rule %s: line %d", rule.__name__, found.line)
+            return found
+    return None

@@ -1,0 +1,33 @@
+"""What the stages pass to each other: traced tensors, the reference's stages, and the line found."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+
+
+@dataclass
+class Traced:
+    op: str
+    line: int
+    tensor: torch.Tensor
+
+
+@dataclass
+class Stage:
+    name: str
+    line: int
+    tensor: torch.Tensor
+    strict: bool = False  # a layout-only step after an earlier stage (merged heads): matched in its own shape
+
+
+@dataclass
+class Localization:
+    line: int
+    stage: str
+    matched_through: str | None
+    evidence: str
+    cause: str | None = None  # the diagnosis id the evidence amounts to, when it names one (not part of the JSON)
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if k != "cause"}

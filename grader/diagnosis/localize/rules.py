@@ -1,0 +1,292 @@
+"""The rules, in the order align() tries them. Each reads an Alignment and returns a Localization (this line),
+ABSTAIN (no line can be trusted: report none) or None (not this rule's case: ask the next one).
+Helpers that answer one question about tensors come first; each is tested on its own (tests/test_localize.py)."""
+from __future__ import annotations
+
+import torch
+
+from grader.diagnosis.layout import affine, close, rtol_for
+from grader.diagnosis.localize.alignment import Alignment
+from grader.diagnosis.localize.compare import PARALLEL, matches, part_dims, shaped_as
+from grader.diagnosis.localize.explain import REARRANGED
+from grader.diagnosis.localize.model import Localization, Stage, Traced
+from grader.diagnosis.localize.source import applies_root, built_elsewhere, mask_argument, mask_built_at, names_one_value, read_lines, return_after, takes_root
+from grader.diagnosis.localize.text import label
+
+
+class Abstain:
+    def __repr__(self) -> str:
+        return "ABSTAIN"
+
+
+ABSTAIN = Abstain()
+PATTERN = ("it blocks", "it leaves", "it also blocks")  # how a mask's blocked positions differ (not its fill value)
+NOT_THE_MASK = ("where the", "it equals the softmax", "it holds the values", "it equals the")  # a fill, a softmax, a layout, a factor
+
+
+# -- questions about tensors ----------------------------------------------------------------------
+def dropped_from(c: torch.Tensor, x: torch.Tensor) -> bool:
+    """c looks like dropout (p = 0.5) of x: zeros, and twice x elsewhere, up to layout."""
+    for y in shaped_as(c, x):
+        kept = y != 0
+        if 0 < int(kept.sum()) < y.numel() and close(y[kept], 2 * x[kept], rtol_for(y, x) * 10):
+            return True
+    return False
+
+
+def half_precision(entries: list[Traced], before: int) -> Traced | None:
+    """The first entry before index `before` computed in float16/bfloat16 in a float64 trace: where precision is lost."""
+    return next((e for e in entries[:before] if e.tensor.dtype in (torch.float16, torch.bfloat16)), None)
+
+
+def frequencies_only(c: torch.Tensor, angles: Stage) -> bool:
+    """Angles whose positions column is right (frequency 0 is base**0 = 1) while others differ: the frequencies are
+    wrong, and they are computed from constants (torch.arange), which the trace does not follow."""
+    x = angles.tensor.double()
+    if c.shape != x.shape or x.dim() != 2 or x.shape[-1] < 2:
+        return False
+    return close(c[:, 0].double(), x[:, 0], rtol_for(c, x) * 10)
+
+
+def scaled_reference(e: Traced, reference: list[Traced]) -> str | None:
+    """How e is a tensor the reference computes times a constant (a scale applied with another value), or None."""
+    for r in reference:
+        if r.tensor.shape == e.tensor.shape and (k := affine(e.tensor.double(), r.tensor.double(), rtol_for(e.tensor) * 10)):
+            if k[0] == "ratio":
+                return f"it equals the reference's tensor of line {r.line} times {k[1]:.4g}"
+    return None
+
+
+def products(entries: list[Traced]) -> int:
+    """How many matrix products a trace holds (a block loop's iterations show in them)."""
+    return sum(e.op in ("matmul", "bmm", "einsum", "__matmul__", "mm", "baddbmm") for e in entries)
+
+
+def line_result(entries: list[Traced], i: int) -> bool:
+    """Entry i is the value its line computes (the last op of one run of that line), not a step inside it: a line
+    may compute `q @ k.T / sqrt(d)` in another order than the reference and still give the same value."""
+    return i + 1 == len(entries) or entries[i + 1].line != entries[i].line
+
+
+def rearranged_input(al: Alignment, before: int) -> tuple[int, Traced, Stage] | None:
+    """The last queries/keys/values the submission computed before an entry, when laid out unlike the reference's."""
+    found = []
+    for s in al.earlier:
+        if s.name not in PARALLEL:
+            continue
+        last = [i for i, e in enumerate(al.entries[:before]) if matches(e.tensor, s)]
+        got = al.entries[last[-1]].tensor.shape if last else None
+        if got is not None and got != s.tensor.shape and got[-1] == s.tensor.shape[-1]:  # not a transpose for a matmul
+            found.append((last[-1], al.entries[last[-1]], s))
+    return min(found, key=lambda f: f[0]) if found else None
+
+
+def swapped_roles(al: Alignment, line: int) -> Localization | None:
+    """Queries, keys and values each computed right, by one call that returns them together (a fused split), but
+    the scores combine the wrong ones: the roles are assigned in another order on that line."""
+    if al.failing.name != "scores" or any(al.match.get(n) is None for n in ("queries", "keys", "values")):
+        return None
+    where = {al.entries[al.match[n]].line for n in ("queries", "keys", "values")}
+    if len(where) != 1 or line in where:
+        return None
+    split = where.pop()
+    return al.at(split, al.failing, f"line {split} computes the queries, keys and values, but the scores at line {line} "
+                                    f"combine other ones than the reference's queries and keys: the results of line "
+                                    f"{split} are taken in another order than they are laid out", through=None)
+
+
+def built_before(al: Alignment, line: int, how: str | None):
+    """The line where the submission parts from the reference reads a value the trace does not follow (a bool mask,
+    a Python scalar), built by one statement on another line: the earliest line whose value can be wrong.
+
+    A mask passed by name to the masking call on `line` is that line's suspect unless the difference is the fill value,
+    a softmax or a layout. A scalar is the suspect when the difference is a constant factor, it is the one value the
+    line reads from elsewhere, its own statement makes only it (`d = x.shape[-1]`, `scale = 1 / math.sqrt(d)`), no
+    other line uses it, and a root is taken of it (at the line, `math.sqrt(d)`, or where it is made): the size inside
+    is what can be wrong. Otherwise (`/ d_k` without a root, `B, T, C = x.shape`, self.d_out) the line picked it."""
+    mask = mask_argument(al.source, line)
+    if mask is not None and (how is None or how.startswith(PATTERN) or not how.startswith(NOT_THE_MASK)):
+        elsewhere, built = mask_built_at(al.source, line)
+        if elsewhere and built is None:
+            return ABSTAIN  # several assignments build it: which one is wrong is not known
+        if elsewhere:
+            what = f", and {how.removeprefix('it ')}" if how is not None and how.startswith(PATTERN) else ""
+            return al.at(built, al.failing, f"{al.prefix()}the mask applied at line {line} is built at line {built}{what}")
+    factor = how is not None and how.startswith("it equals the") and " times " in how
+    if not factor:
+        return None
+    traced = {e.line for e in al.entries}
+    found = {n: a for n, a in built_elsewhere(al.source, line).items() if a not in traced and n != mask}
+    if len(found) != 1:
+        return None  # none, or several combined on the line: the line's own choice
+    name, a = next(iter(found.items()))
+    if not names_one_value(al.source, a) or len(read_lines(al.source, a, name)) > 1:
+        return None  # one of several names unpacked together, or a value other lines use too: the line picked it
+    if applies_root(al.source, line, name) or takes_root(al.source, a):
+        return al.at(a, al.failing, f"{al.prefix()}the tensor at line {line} is the first that differs: "
+                                    f"{how.removeprefix('it ')}; it is scaled by {name}, set at line {a}: that value is "
+                                    f"not the reference's")
+    return None
+
+
+# -- the rules --------------------------------------------------------------------------------------
+def dropout_misplaced(al: Alignment):
+    """A dropout that is not the reference's: active in evaluation, or applied to another tensor."""
+    for i, e in al.odd:
+        if "dropout" not in e.op:
+            continue
+        if not al.train:
+            earlier = [x for x in al.entries[:i] if x.tensor.numel() == e.tensor.numel()][-4:]
+            if not any(dropped_from(e.tensor, x.tensor) for x in earlier):
+                continue  # an inactive dropout passing on a tensor that differs for another reason
+            stage = next((s for s in al.stages if s.name == "dropped_weights"), al.failing)
+            before = [s for s in al.stages[:al.stages.index(stage)] if al.match[s.name] is not None and s.name != stage.name]
+            return al.at(e.line, stage, f"the tensor at line {e.line} ({e.op}) is the first that differs: dropout is active "
+                                        f"in evaluation mode (it must act only in training mode)", before[-1] if before else None)
+        weights = next((s for s in al.stages if s.name == "weights"), None)
+        if weights is not None and (part_dims(e.tensor, weights) or dropped_from(e.tensor, weights.tensor)):
+            continue  # on (a head of) the weights, with other random draws than the reference: not a mistake
+        src = next((s for s in al.stages if s.tensor.numel() == e.tensor.numel() and dropped_from(e.tensor, s.tensor)), None)
+        what = f"the {label(src.name)}" if src is not None else f"a tensor of shape {tuple(e.tensor.shape)}"
+        return al.at(e.line, al.failing, f"dropout is applied at line {e.line} to {what}; "
+                                         f"the reference applies it to the attention weights")
+    return None
+
+
+def training_pass(al: Alignment):
+    """In training mode anything else that differs may be other random draws: only a missing dropout is located."""
+    if not al.train:
+        return None
+    f = al.failing
+    pick = next((e for e in al.entries[al.match["weights"] + 1:] if e.tensor.numel() != f.tensor.numel()), None) \
+        if f.name == "dropped_weights" and al.match.get("weights") is not None else None
+    if pick is None or any("dropout" in x.op for x in al.entries):
+        return ABSTAIN
+    return al.at(pick.line, f, f"{al.prefix()}no dropout is applied in training mode: the tensor at line "
+                               f"{pick.line} ({pick.op}) uses the attention weights without it")
+
+
+def first_divergence(al: Alignment):
+    """A reference that marks only its output (its work happens in a loop or in helpers): every tensor it computes is
+    a step to line up with, so the first tensor the reference never computes is where the submission parts from it."""
+    if len(al.stages) != 1:
+        return None
+    if products(al.entries) < products(al.reference):
+        return ABSTAIN  # fewer matrix products than the reference: a loop skipped work, no line computes a wrong value
+    ends = [(i, e) for i, e in al.rest if line_result(al.entries, i)]
+    if not ends:
+        return None
+    e = ends[0][1]
+    if (found := built_before(al, e.line, scaled_reference(e, al.reference))) is not None:
+        return found
+    return al.at(e.line, al.failing, f"the tensor at line {e.line} ({e.op}) is the first that differs: the reference "
+                                     f"computes no tensor equal to it (shape {tuple(e.tensor.shape)})")
+
+
+def scrambled_layout(al: Alignment):
+    """An entry holding a stage's values in another arrangement, before (or at) the picked entry."""
+    if al.scrambled is None or (al.pick is not None and al.scrambled[0] > al.pick[0]):
+        return None
+    i, e, s = al.scrambled
+    if s is al.failing and (swapped := swapped_roles(al, e.line)) is not None:
+        return swapped
+    before = [p for p in al.stages[:al.stages.index(s)] if al.match[p.name] is not None]
+    return al.at(e.line, s, f"the tensor at line {e.line} ({e.op}) holds the values of the {label(s.name)} in a different "
+                            f"arrangement (a wrong transpose, view or reshape)", before[-1] if before else None,
+                 REARRANGED.get(s.name))
+
+
+def input_laid_out_otherwise(al: Alignment):
+    """Nothing of the failing stage's size: queries, keys or values laid out otherwise, then combined wrongly."""
+    if al.pick is None or al.same_size or (moved := rearranged_input(al, al.pick[0])) is None:
+        return None
+    i, e, s = moved
+    return al.at(e.line, s, f"the {label(s.name)} at line {e.line} have shape {tuple(e.tensor.shape)} where the reference's "
+                            f"have {tuple(s.tensor.shape)}: the same numbers, but the tensor at line {al.pick[1].line} "
+                            f"({al.pick[1].op}) then combines the wrong dimensions", None)
+
+
+def raised_here(al: Alignment):
+    """The forward raised before any entry of the failing stage's size: the line that raised."""
+    raised, pick = al.raised, al.pick
+    if raised is None or not raised.get("line") or not (pick is None or (not al.same_size and pick[1].line >= raised["line"])):
+        return None
+    elsewhere, built = mask_built_at(al.source, raised["line"])
+    if elsewhere and built is None and al.failing.name == "masked_scores":
+        return ABSTAIN  # raised applying a mask built over several lines: which one is wrong is not known
+    if elsewhere and built is not None:  # a mask that does not broadcast: the line that shapes it
+        return al.at(built, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, applying the "
+                                        f"mask built at line {built}, before computing the {label(al.failing.name)}")
+    return al.at(raised["line"], al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']} "
+                                             f"before computing the {label(al.failing.name)}")
+
+
+def nothing_after(al: Alignment):
+    """Nothing differs after the last matched stage: the step is missing (the return after it, else that line)."""
+    if al.pick is not None:
+        return None
+    through, failing = al.through, al.failing
+    if through is None or any(s.name not in PARALLEL for s in al.later if al.match[s.name] is not None):
+        return ABSTAIN
+    line = al.entries[al.start].line
+    ret = return_after(al.source, line)
+    if ret is not None:
+        return al.at(ret, failing, f"your code matches the reference through the {label(through.name)} (line {line}) "
+                                   f"and returns at line {ret} without the {label(failing.name)} step")
+    return al.at(line, failing, f"your code matches the reference through the {label(through.name)} (line {line}) "
+                                f"and computes nothing from there: the {label(failing.name)} step is missing")
+
+
+def untraced_angles(al: Alignment):
+    """Angles that come from untraced constants (arange, base ** ...): no line can be trusted."""
+    if al.failing.name == "angles" and (not al.same_size or frequencies_only(al.pick[1].tensor, al.failing)):
+        return ABSTAIN
+    return None
+
+
+def lost_precision(al: Alignment):
+    """A float16/bfloat16 entry up to the picked one: where the digits were lost."""
+    if (low := half_precision(al.entries, al.pick[0] + 1)) is None:
+        return None
+    return al.at(low.line, al.failing, f"{al.prefix()}the tensor at line {low.line} ({low.op}) is computed in "
+                                       f"{str(low.tensor.dtype).removeprefix('torch.')}, and from there the "
+                                       f"{label(al.failing.name)} differ: keep this step in float32 or float64")
+
+
+def other_shape(al: Alignment):
+    """The first entry that differs has another size than the failing stage: that line, by its shape."""
+    if al.same_size:
+        return None
+    e = al.pick[1]
+    return al.at(e.line, al.failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the first that differs: it has "
+                                     f"shape {tuple(e.tensor.shape)} (the reference's {label(al.failing.name)}: "
+                                     f"{tuple(al.failing.tensor.shape)})")
+
+
+def roles_swapped(al: Alignment):
+    return swapped_roles(al, al.pick[1].line)
+
+
+def value_built_before(al: Alignment):
+    """built_before() for the entry where the submission parts from the reference."""
+    return built_before(al, al.pick[1].line, al.how[0] if al.same_size else None)
+
+
+def unused_result(al: Alignment):
+    """The picked entry derives from a stage before the last matched one: that match's result is never used."""
+    base, through, earlier = al.how[1], al.through, al.earlier
+    if base is None or through is None or base not in earlier or earlier.index(base) >= earlier.index(through) \
+            or through.name in PARALLEL:
+        return None
+    line = al.entries[al.start].line
+    e = al.pick[1]
+    return al.at(line, al.failing, f"the result of line {line} ({label(through.name)}) is never used: the tensor at line "
+                                   f"{e.line} ({e.op}) is the softmax of the {label(base.name)}")
+
+
+def first_difference(al: Alignment):
+    """The picked entry's line, with how it differs."""
+    how, _, cause = al.how
+    e = al.pick[1]
+    return al.at(e.line, al.failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the first that differs: {how}",
+                 cause=cause)

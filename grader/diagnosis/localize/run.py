@@ -1,0 +1,105 @@
+"""The entry points: trace the submission in its worker and the reference here, align them, set the verdict's line."""
+from __future__ import annotations
+
+import logging
+
+import torch
+
+from grader.diagnosis.localize.align import align
+from grader.diagnosis.localize.model import Localization
+from grader.diagnosis.localize.parameters import parameter_line
+from grader.diagnosis.localize.reference import stage_lines, stages_from_trace, trace_reference
+from grader.diagnosis.localize.untrusted import validate
+
+log = logging.getLogger(__name__)
+
+
+def trace_call(ex, harness) -> dict | None:
+    """Constructor arguments, weights and inputs for one traced forward (init, params, args, kwargs and
+    non-tensor scalars), or None. An exercise called another way (custom_*) says how in its module's
+    trace_call(ex, kit)."""
+    if ex.kind.startswith("custom_"):
+        from grader.pack import exercise_module
+
+        em = exercise_module(ex)
+        return em.trace_call(ex, harness) if em is not None and em.trace_call is not None else None
+    if ex.kind == "function":
+        c = ex.config
+        B = next(b for b in (2, 3, 4) if b not in c.values())
+        q = harness.randn(B, c["L"], c["d_k"], salt=800)
+        k = harness.randn(B, c["S"], c["d_k"], salt=801)
+        v = harness.randn(B, c["S"], c["d_v"], salt=802)
+        blocked = torch.ones(c["L"], c["S"], dtype=torch.bool).triu(diagonal=1 + c["S"] - c["L"])
+        return {"init": None, "params": {}, "args": [q, k, v], "kwargs": {"mask": blocked}}
+    if ex.kind != "module":
+        return None
+    init = dict(ex.config)
+    if ex.dims.get("dropout"):
+        init[ex.dims["dropout"]] = 0.5  # inactive in evaluation mode; in training mode the same draws as the reference
+    sizes = {v for v in init.values() if isinstance(v, int)}
+    heads = ex.dim("heads", init)
+    if heads:
+        sizes.add(ex.dim("output", init) // heads)
+    context = ex.dim("context", init) or 8
+    T = next((t for t in (5, 6, 7, 4, 3) if t <= context and t not in sizes), min(context, 5))
+    B = next((b for b in (3, 2, 4, 1) if b not in sizes | {T}))
+    x = harness.randn(B, T, ex.dim("input", init), salt=803)
+    return {"init": init, "params": harness.weights(init, salt=804), "args": [x], "kwargs": {}}
+
+
+def request(harness, call: dict, train: bool) -> tuple[dict, dict]:
+    tensors = {f"param.{k}": v for k, v in call["params"].items()}
+    tensors.update({f"arg{i}": a for i, a in enumerate(call["args"])})
+    tensors.update({f"kw_{k}": v for k, v in call["kwargs"].items()})
+    header = {"op": "trace", "init": call["init"], "args": [f"arg{i}" for i in range(len(call["args"]))],
+              "kwargs": {k: f"kw_{k}" for k in call["kwargs"]}, "scalars": call.get("scalars", {}),
+              "dtype": "float64", "train": train, "seed": 0}
+    return harness.request(header, tensors)
+
+
+def localize(ex, harness, source: str) -> Localization | None:
+    """Trace the submission in its worker, the reference here, and align them. Never raises."""
+    try:
+        sandbox = harness.sandbox
+        if sandbox is None or sandbox.gone is not None or harness.load_error is not None:
+            log.debug("exercise %s: no live worker or the file did not load: no localization", ex.number)
+            return None
+        lines = stage_lines(ex.solution_path.read_text(encoding="utf-8"))
+        call = trace_call(ex, harness)
+        if not lines or call is None:
+            log.debug("exercise %s: %s", ex.number, "no marked stages" if not lines else "no traced call")
+            return None
+        n_lines = len(source.splitlines())
+        for train in (False, True) if ex.dims.get("dropout") else (False,):
+            reference = trace_reference(harness.reference, {**call, "train": train})
+            stages = stages_from_trace(reference, lines)
+            entries, raised = validate(*request(harness, call, train), n_lines)
+            log.debug("exercise %s (train=%s): %d stages, %d entries, raised %s", ex.number, train, len(stages),
+                      len(entries), raised)
+            found = align(entries, stages, raised, train=train, source=source,
+                          reference=[r for r in reference if not any(r.tensor is s.tensor for s in stages)])
+            if found is not None or raised is not None:
+                return found
+        return None
+    except Exception:  # feedback only: a failure here must never fail the grade
+        log.debug("localization failed for exercise %s", getattr(ex, "number", "?"), exc_info=True)
+        return None
+
+
+def localize_verdict(verdict, ex, harness, source: str) -> None:
+    """Set verdict.localization (a JSON-ready dict, or None) for a failing verdict whose worker is still alive.
+
+    Call it after the diagnosis (and after any heat-map capture: a trace that runs out of time ends the worker).
+    """
+    verdict.localization = None
+    if verdict.passed or verdict.state == "not_started" or any(d.id == "not_started" for d in verdict.diagnoses):
+        return
+    found = localize(ex, harness, source)
+    params = [t for t in verdict.failures() if t.code in ("parameter_names", "parameter_shapes")]
+    if found is None and params:
+        found = parameter_line(ex, harness, source, params[0].init)
+    verdict.localization = found.to_json() if found is not None else None
+    if found is not None and found.cause is not None:
+        from grader.diagnosis import named_by_localization
+
+        verdict.diagnoses = named_by_localization(verdict.diagnoses, found.cause, found.evidence)
