@@ -19,8 +19,7 @@ from grader.catalog import load_catalog  # noqa: E402
 from grader.runner import grade  # noqa: E402
 from grader.sandbox import Limits  # noqa: E402
 
-PARTS = {"dev": "[0-9][0-9]/*.py", "heldout": "[0-9][0-9]/heldout/*.py", "realworld": "[0-9][0-9]/realworld/*.py",
-         "fresh": "[0-9][0-9]/fresh/*.py"}
+from tests.corpus_parts import PARTS  # noqa: E402
 CORPUS = ROOT / "tests" / "corpus"
 
 

@@ -31,8 +31,7 @@ from grader.catalog import load_catalog  # noqa: E402
 from grader.runner import grade  # noqa: E402
 from grader.sandbox import Limits  # noqa: E402
 
-PARTS = {"dev": "[0-9][0-9]/*.py", "heldout": "[0-9][0-9]/heldout/*.py", "realworld": "[0-9][0-9]/realworld/*.py",
-         "fresh": "[0-9][0-9]/fresh/*.py"}
+from tests.corpus_parts import PARTS, UNSEEN  # noqa: E402
 CORPUS = ROOT / "tests" / "corpus"
 BUG_LINES = re.compile(r"^# bug-lines:\s*(\d+(?:\s*,\s*\d+)*)\s*$")
 
@@ -102,7 +101,7 @@ def main() -> None:
                 print(f"    {r['outcome']:5} {r['file']:50} line {str(r['line']):>4} (bug lines {r['bug_lines']}) "
                       f"{r['stage'] or ''} [{r['diagnosis']}]")
         sys.stdout.flush()
-    unseen = [r for r in everything if r["part"] in ("heldout", "realworld", "fresh")]
+    unseen = [r for r in everything if r["part"] in UNSEEN]
     if unseen and len({r["part"] for r in unseen}) > 1:
         print(row("unseen", unseen) + "   (" + " + ".join(sorted({r["part"] for r in unseen})) + ")")
     if args.json:

@@ -145,7 +145,9 @@ def pytest_terminal_summary(terminalreporter):
         for name, value in getattr(report, "user_properties", ()):
             if name == "corpus":
                 parts.setdefault(value[0], []).append(value[1])
-    for part in ("dev", "heldout", "realworld", "fresh"):
+    from tests.corpus_parts import PARTS
+
+    for part in PARTS:
         results = parts.get(part)
         if not results:
             continue

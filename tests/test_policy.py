@@ -237,3 +237,28 @@ def test_the_cli_refuses_a_malformed_policy_file_with_exit_2(tmp_path):
     proc = grade_here("exercise", "2", CAT.get(2).solution_path, "--policy", path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert f"{path}: extra_allowed_imports[0]: must be str, not int" in proc.stderr
+
+
+OWN_METHOD = """
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Attention(nn.Module):
+    def forward(self, q, k, v):
+        return self.scaled_dot_product_attention(q, k, v)
+
+    def scaled_dot_product_attention(self, q, k, v):
+        return (q @ k.transpose(-2, -1)).softmax(-1) @ v
+"""
+
+
+def test_a_method_of_the_files_own_named_like_a_forbidden_api_is_its_own():
+    """litgpt names its manual attention path scaled_dot_product_attention: self.<that> is the file's method when
+    a class defines it and nothing assigns it; any route to torch's function is still refused."""
+    assert rules(OWN_METHOD) == []
+    for hostile in ("        self.scaled_dot_product_attention = F.scaled_dot_product_attention\n",
+                    "        self.scaled_dot_product_attention = print\n"):
+        source = OWN_METHOD.replace("    def forward(self, q, k, v):\n",
+                                    "    def forward(self, q, k, v):\n" + hostile)
+        assert "forbidden_api" in [rule for rule, _ in rules(source)], hostile
+    assert "forbidden_api" in [rule for rule, _ in rules(OWN_METHOD.replace("self.scaled_dot", "q.scaled_dot", 1))]

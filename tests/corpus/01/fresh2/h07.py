@@ -1,0 +1,24 @@
+# expect: softmax_wrong_dim
+# bug-lines: 23
+import math
+
+import torch
+import torch.nn as nn
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def forward(self, x):
+        queries = self.W_query(x)
+        keys = self.W_key(x)
+        values = self.W_value(x)
+        scores = queries @ keys.transpose(-2, -1) / math.sqrt(self.d_out)
+        # each row of the score matrix is one query: normalise along dim 1
+        weights = torch.softmax(scores, dim=1)
+        return weights @ values

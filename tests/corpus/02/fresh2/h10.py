@@ -1,0 +1,17 @@
+# expect: runtime_error
+# bug-lines: 14
+import math
+
+import torch
+
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    d_k = query.size(-1)
+    scores = query @ key.transpose(-2, -1)
+    scores /= math.sqrt(d_k)
+    if mask is not None:
+        # boolean indexing: set every blocked entry to -inf
+        scores[mask] = float("-inf")
+    weights = torch.softmax(scores, dim=-1)
+    output = weights @ value
+    return output, weights

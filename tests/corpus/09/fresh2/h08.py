@@ -1,0 +1,33 @@
+# expect: mask_missing
+# also: out_proj_missing
+# bug-lines: 31, 33
+import math
+
+import torch
+import torch.nn as nn
+
+
+class GroupedQueryAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, num_heads, num_kv_groups, qkv_bias=False):
+        super().__init__()
+        assert d_out % num_heads == 0 and num_heads % num_kv_groups == 0
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.num_kv_groups = num_kv_groups
+        self.head_dim = d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, num_kv_groups * self.head_dim, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, num_kv_groups * self.head_dim, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        g = self.num_heads // self.num_kv_groups
+        q = self.W_query(x).view(b, t, self.num_heads, self.head_dim).transpose(1, 2)
+        k = self.W_key(x).view(b, t, self.num_kv_groups, self.head_dim).transpose(1, 2).repeat_interleave(g, dim=1)
+        v = self.W_value(x).view(b, t, self.num_kv_groups, self.head_dim).transpose(1, 2).repeat_interleave(g, dim=1)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
+        weights = torch.softmax(scores, dim=-1)
+        ctx = (weights @ v).transpose(1, 2).contiguous().view(b, t, self.d_out)
+        return ctx

@@ -1,0 +1,21 @@
+"""The labelled corpus's parts (tests/corpus/NN/<part>/): one table for the tests, their summary and bench/.
+
+dev is what the diagnoser is tuned on; every other part was written by someone who had not read it and is
+measured, never tuned on (tests/corpus/HELDOUT.md, REALWORLD.md, FRESH.md).
+"""
+from pathlib import Path
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+PARTS = {"dev": "[0-9][0-9]/*.py", "heldout": "[0-9][0-9]/heldout/*.py", "realworld": "[0-9][0-9]/realworld/*.py",
+         "fresh": "[0-9][0-9]/fresh/*.py", "fresh2": "[0-9][0-9]/fresh2/*.py",
+         "realworld2": "[0-9][0-9]/realworld2/*.py"}
+UNSEEN = tuple(part for part in PARTS if part != "dev")
+
+
+def files(*parts: str) -> list[Path]:
+    return sorted(f for part in parts for f in CORPUS.glob(PARTS[part]))
+
+
+def part_of(path: Path) -> str:
+    folder = Path(path).parent.name
+    return folder if folder in PARTS else "dev"
