@@ -47,7 +47,7 @@ def main() -> None:
     t, g = statistics.median(torch_times), statistics.median(grade_times)
     print(f"import torch      median {t:.2f} s  ({', '.join(f'{x:.2f}' for x in torch_times)})")
     print(f"grade exercise {ex.number}  median {g:.2f} s  ({', '.join(f'{x:.2f}' for x in grade_times)})")
-    print(f"ratio {g / t:.2f} (target <= 1.6)")
+    print(f"ratio {g / t:.2f} (target <= 1.3)")
 
 
 if __name__ == "__main__":
