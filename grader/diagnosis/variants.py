@@ -91,6 +91,16 @@ def linear(x, params, prefix):
     return x @ w.T + (b if b is not None else 0)
 
 
+def merge_heads(y: torch.Tensor, bugs) -> torch.Tensor:
+    """(..., nh, T, hs) -> (..., T, nh·hs), or merged as a mistake does: without the transpose, or heads last."""
+    *lead, nh, T, hs = y.shape
+    if "heads_merge_wrong" in bugs:
+        return y.reshape(*lead, T, nh * hs)
+    if "heads_merge_interleaved" in bugs:
+        return y.movedim(-3, -1).reshape(*lead, T, nh * hs)
+    return y.transpose(-3, -2).reshape(*lead, T, nh * hs)
+
+
 def module_forward(ex: Exercise, init: dict, params: dict, x: torch.Tensor, bugs=frozenset(), wrong_dim=None):
     """The exercise's module written as a function of its parameters, with optional mistakes."""
     if ex.dims.get("kv_heads"):  # grouped key/value heads
@@ -118,12 +128,7 @@ def module_forward(ex: Exercise, init: dict, params: dict, x: torch.Tensor, bugs
         else:
             q, k, v = (t.unflatten(-1, (nh, hs)).transpose(-3, -2) for t in (q, k, v))  # (..., nh, T, hs)
         y, _ = attend(q, k, v, blocked=blocked, bugs=bugs, scale_dim=hs, wrong_dim=wrong_dim)  # (..., nh, T, hs)
-        if "heads_merge_wrong" in bugs:
-            y = y.reshape(*lead, T, d_out)
-        elif "heads_merge_interleaved" in bugs:
-            y = y.movedim(-3, -1).reshape(*lead, T, d_out)
-        else:
-            y = y.transpose(-3, -2).reshape(*lead, T, d_out)
+        y = merge_heads(y, bugs)  # (..., T, d_out)
     if "o" in roles and "out_proj_missing" not in bugs:
         y = linear(y, params, roles["o"])
     return y
@@ -261,12 +266,7 @@ def grouped_forward(ex: Exercise, init: dict, params: dict, x, bugs=frozenset(),
         k, v = (t.repeat_interleave(nh // nkv, dim=-3) for t in (k, v))
     blocked = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
     y, _ = attend(q, k, v, blocked=blocked, bugs=bugs, scale_dim=hs, wrong_dim=wrong_dim)  # (..., nh, T, hs)
-    if "heads_merge_wrong" in bugs:
-        y = y.reshape(*lead, T, d_out)
-    elif "heads_merge_interleaved" in bugs:
-        y = y.movedim(-3, -1).reshape(*lead, T, d_out)
-    else:
-        y = y.transpose(-3, -2).reshape(*lead, T, d_out)
+    y = merge_heads(y, bugs)  # (..., T, d_out)
     return y if "out_proj_missing" in bugs else linear(y, params, roles["o"])
 
 
