@@ -112,9 +112,18 @@ def behavioural(ex, harness, verdict) -> list:
     from grader.pack import exercise_module
 
     em = exercise_module(ex)
-    if em is not None and em.diagnose is not None:
-        return em.diagnose(ex, harness, verdict)
-    return (module_rules if ex.kind == "module" else function_rules)(ex, harness, verdict)
+    rules = em.diagnose if em is not None and em.diagnose is not None else \
+        module_rules if ex.kind == "module" else function_rules
+    harness.dtype_changes = []  # an output of another dtype is cast back, so its values are diagnosed too
+    try:
+        found = rules(ex, harness, verdict)
+    finally:
+        changes, harness.dtype_changes = harness.dtype_changes, None
+    if not changes:
+        return found
+    # The output's dtype is the last step of the forward: what the values show comes first.
+    causes = [d for d in found if d.id not in ("dtype_not_kept", "wrong_output")]
+    return causes + [make("dtype_not_kept", changes[0])]
 
 
 def bias_only(ex, kit) -> bool:
