@@ -1,0 +1,14 @@
+# expect: pass
+import torch
+
+
+def apply_rope(x, positions, base=10000.0):
+    d = x.shape[-1]
+    half = d // 2
+    i = torch.arange(half, dtype=torch.float32, device=x.device)
+    theta = base ** (-2.0 * i / d)
+    angles = positions.to(device=x.device, dtype=torch.float32)[:, None] * theta[None, :]
+    cos = angles.cos().to(x.dtype)
+    sin = angles.sin().to(x.dtype)
+    x1, x2 = x[..., :half], x[..., half:]
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
