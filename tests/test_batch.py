@@ -12,7 +12,8 @@ import pytest
 
 from grader.catalog import load_catalog
 from grader.instructor import UsageError, select_exercises
-from grader.instructor.batch import Row, gradebook_json, report_name, run_batch, run_pool
+from grader.instructor.batch import report_name, run_batch, run_pool
+from grader.instructor.gradebook import Row, gradebook_json
 from grader.instructor.merge import merge, merge_gradebooks
 from grader.instructor.submissions import MAX_FILE_BYTES, MAX_ZIP_ENTRIES, discover, open_submission
 from grader.source import read_source
@@ -414,7 +415,7 @@ def test_a_name_with_a_newline_cannot_add_a_row_to_the_summary():
     """Red-team round 2 of issue 19: a folder named "mallory\\ncarol   24/24 ✓" printed a fake row."""
     from rich.console import Console
 
-    from grader.instructor.batch import Row
+    from grader.instructor.gradebook import Row
     from grader.instructor.grading import ExerciseResult
     from grader.instructor.summary import summary_table
 

@@ -8,7 +8,8 @@ import pytest
 
 from grader.catalog import load_catalog
 from grader.instructor import UsageError
-from grader.instructor.batch import Row, batch_rubric, gradebook_csv, gradebook_json, run_batch
+from grader.instructor.batch import batch_rubric, run_batch
+from grader.instructor.gradebook import Row, gradebook_csv, gradebook_json
 from grader.instructor.grading import ExerciseResult
 from grader.instructor.merge import merge_gradebooks
 from grader.instructor.report import render_report

@@ -7,7 +7,7 @@ import zlib
 import pytest
 
 from grader.catalog import load_catalog
-from grader.instructor.batch import Row
+from grader.instructor.gradebook import Row
 from grader.instructor.grading import grade_submission
 from grader.instructor.report import marked_lines, render_report
 from tests.conftest import CORPUS, ROOT

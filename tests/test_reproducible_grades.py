@@ -155,7 +155,7 @@ def test_the_batch_cache_key_covers_every_file_that_decides_a_verdict(tmp_path, 
     import shutil
 
     from grader import provenance
-    from grader.instructor.batch import cache_key
+    from grader.instructor.gradebook import cache_key
     from grader.pack import PACKAGE_DIR, Pack
 
     covered = {p.relative_to(PACKAGE_DIR).as_posix() for p in provenance._files(PACKAGE_DIR)}

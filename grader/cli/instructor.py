@@ -110,7 +110,8 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
     other (nothing graded).
     """
     from grader.instructor import UsageError
-    from grader.instructor.batch import batch_rubric, parse_shard, run_batch
+    from grader.instructor.batch import batch_rubric, run_batch
+    from grader.instructor.gradebook import parse_shard
     from grader.instructor.anonymize import load_key
     from grader.instructor.roster import read_roster
     from grader.instructor.markup import clean

@@ -29,9 +29,8 @@ from grader.instructor.grading import ExerciseResult, grade_submission, max_poin
 from grader.instructor.lms import canvas_csv
 from grader.instructor.roster import match
 from grader.instructor.outputs import OutputDir, OutputError
-from grader.instructor.gradebook import (  # noqa: F401 (also the names the CLI and tests import from here)
-    CACHE_SCHEMA, GRADEBOOK_SUFFIXES, Gradebook, Row, cache_key, cache_name, cache_text, check_name, gradebook_csv,
-    gradebook_json, gradebook_text, in_shard, load_cache, parse_shard)
+from grader.instructor.gradebook import (Gradebook, Row, cache_key, cache_name, cache_text, check_name, in_shard,
+                                         load_cache)
 from grader.instructor.rubric import Rubric, apply, load_rubric
 from grader.instructor.submissions import (discover, flat_groups, looks_like_one_submission, names_for, open_flat,
                                            open_submission, shared_names)
