@@ -222,7 +222,6 @@ def named_mistake(verdict) -> str | None:
     return verdict.diagnoses[0].id
 
 
-
 def remember(ws: Workspace | None, ex: Exercise, verdict) -> None:
     """What a grade leaves behind: passed or not in ws (None: a file outside a workspace), hint 1 as seen when the
     not-started screen showed it, and the named mistake `grade hint` answers first. OSError if ws cannot be saved."""
@@ -232,6 +231,7 @@ def remember(ws: Workspace | None, ex: Exercise, verdict) -> None:
     if verdict.state == "not_started":
         hints.mark(ex, 1)
     hints.note(ex, named_mistake(verdict))
+
 
 def cache_dir() -> Path:
     import platformdirs
