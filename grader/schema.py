@@ -79,13 +79,28 @@ class ExerciseSpec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, omi
     level: Level | UnsetType = UNSET
 
 
+# -- an instructor's sandbox policy (`grade exercise --policy FILE`, or info.toml's [policy]) -----------------------
+Name = Annotated[str, msgspec.Meta(min_length=1)]
+
+
+class PolicyTable(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """The keys of a policy file (at its top level or under [policy]); grader/policy.py applies them."""
+    allowed_imports: list[Name] | UnsetType = UNSET  # replaces the built-in allowlist of imports
+    extra_allowed_imports: list[Name] = []
+    denied_names: list[Name] = []  # added to the built-in denied calls
+    denied_attributes: list[Name] = []
+    allowed_names: list[Name] = []  # lift a built-in denial, at the instructor's own risk
+    allowed_attributes: list[Name] = []  # names or module.name paths beyond grader/reachable.py
+    static_check: bool = True  # false: only the exercise's forbidden APIs are checked (trusted code)
+
+
 class InfoFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """A pack's exercises/info.toml."""
     format_version: Literal[2]
     allowed_imports: list[str]
     points: dict[Annotated[str, msgspec.Meta(pattern=CATEGORY_PATTERN)], Annotated[int, msgspec.Meta(ge=0)]]
     exercise: list[ExerciseSpec]
-    policy: dict[str, Any] = {}  # read by grader/policy.py, which checks it
+    policy: PolicyTable = msgspec.field(default_factory=PolicyTable)  # applied by grader/policy.py
 
 
 def field_names(struct: type) -> tuple[str, ...]:
@@ -282,21 +297,6 @@ def read_verdict(doc: dict) -> VerdictJSON:
         return msgspec.convert(doc, VerdictJSON, strict=True)
     except msgspec.ValidationError as exc:
         raise SchemaError(f"not a verdict document: {exc}") from None
-
-
-# -- an instructor's sandbox policy (`grade exercise --policy FILE`, or info.toml's [policy]) -----------------------
-Name = Annotated[str, msgspec.Meta(min_length=1)]
-
-
-class PolicyTable(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """The keys of a policy file (at its top level or under [policy]); grader/policy.py applies them."""
-    allowed_imports: list[Name] | UnsetType = UNSET  # replaces the built-in allowlist of imports
-    extra_allowed_imports: list[Name] = []
-    denied_names: list[Name] = []  # added to the built-in denied calls
-    denied_attributes: list[Name] = []
-    allowed_names: list[Name] = []  # lift a built-in denial, at the instructor's own risk
-    allowed_attributes: list[Name] = []  # names or module.name paths beyond grader/reachable.py
-    static_check: bool = True  # false: only the exercise's forbidden APIs are checked (trusted code)
 
 
 def read_policy(table: dict, origin: str) -> PolicyTable:

@@ -4,12 +4,13 @@ import csv
 import io
 import json
 
+import msgspec
 import pytest
 
 from grader.catalog import load_catalog
 from grader.instructor import UsageError
 from grader.instructor.batch import batch_rubric, run_batch
-from grader.instructor.gradebook import Row, gradebook_csv, gradebook_json
+from grader.instructor.gradebook import CacheJSON, Row, gradebook_csv, gradebook_json
 from grader.instructor.grading import ExerciseResult
 from grader.instructor.merge import merge_gradebooks
 from grader.instructor.report import render_report
@@ -167,6 +168,8 @@ def test_overrides_survive_the_cache_and_merge(tmp_path):
     first = run_batch(output=tmp_path / "gb.json", **opts)
     again = run_batch(output=tmp_path / "gb.json", **opts)
     assert (first.graded, again.graded, again.cached) == (4, 0, 4)
+    cache = json.loads((tmp_path / "gb.cache.json").read_text(encoding="utf-8"))
+    assert set(msgspec.convert(cache, CacheJSON, strict=True).rows) == {"ana", "ben", "cy", "dee"}, cache
     doc = gradebook_doc(tmp_path / "gb.json")
     ben = next(r for r in doc["rows"] if r["submission"] == "ben")
     assert (ben["total"], ben["max_total"], ben["overrides"]) == (7, 10, ["ex1: set to 7 (was 0): oral exam"])

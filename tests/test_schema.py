@@ -58,6 +58,8 @@ def change(path: list, value):
     (["exercise", 2, "sweep", 0], {"d_in": [1]},
      "exercise 3 (causal_attention): sweep[0]: each value must be bool | int | float | str, not array"),
     (["extras"], 1, "extras: unknown key (known: format_version, allowed_imports, points, exercise, policy)"),
+    (["policy"], {"denied_name": ["eval"]}, "policy.denied_name: unknown key (known: allowed_imports,"),
+    (["policy"], {"static_check": "no"}, "policy.static_check: must be bool, not str"),
 ])
 def test_a_type_error_is_one_line_naming_file_exercise_and_key(path, value, says):
     with pytest.raises(schema.SchemaError) as err:

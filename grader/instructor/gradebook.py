@@ -3,8 +3,9 @@ result cache of `grade batch` (grader/instructor/batch.py grades; what it keeps 
 
 The JSON gradebook is typed with msgspec (GradebookJSON, published as docs/schemas/gradebook.schema.json:
 `python -m grader.instructor.gradebook docs/schemas` writes it, a test keeps it current), and so is each entry of
-the cache (CacheEntry). A part read back by `grade merge` that does not have the shape is a UsageError (exit 2) of
-one line naming the file and the key; a cache entry that does not is graded again, with a warning saying why.
+the cache (CacheEntry; the whole file is CacheJSON, published as docs/schemas/cache.schema.json). A part read
+back by `grade merge` that does not have the shape is a UsageError (exit 2) of one line naming the file and the
+key; a cache entry that does not is graded again, with a warning saying why.
 
 A submission belongs to shard 1 + (the first 8 bytes of sha256(its name)) mod N: the same slice on every machine
 and every run, whatever order the folder lists in, and adding a submission never moves the others. Each shard
@@ -447,6 +448,12 @@ class CacheFile(msgspec.Struct):
     rows: dict[str, Any]  # each entry is checked on its own: one that is malformed costs only itself
 
 
+class CacheJSON(msgspec.Struct, forbid_unknown_fields=True):
+    """The cache file as published (docs/schemas/cache.schema.json): CacheFile with its entries typed."""
+    schema: Literal[1]
+    rows: dict[str, CacheEntry]  # by submission name
+
+
 def cache_key(timeout: float) -> dict:
     """What must match for a cached grade to be reused: the installed kit and pack (every file that decides a
     verdict, grader/provenance.py), torch, Python and the budget (30 and 30.0 are the same)."""
@@ -499,7 +506,7 @@ def cache_text(rows: list[Row], previous: dict[str, CacheEntry]) -> str:
     return json.dumps({"schema": CACHE_SCHEMA, "rows": keep}, ensure_ascii=False)
 
 
-SCHEMAS = {"gradebook.schema.json": GradebookJSON}
+SCHEMAS = {"gradebook.schema.json": GradebookJSON, "cache.schema.json": CacheJSON}
 
 
 if __name__ == "__main__":  # python -m grader.instructor.gradebook docs/schemas
