@@ -88,16 +88,24 @@ FAST_MODULES = ("test_architecture", "test_schema", "test_textsafe", "test_varia
 
 
 # The longest work units first, so that two workers finish together (xdist hands units out in collection order).
-LONGEST_FIRST = ("test_isolation", "test_batch", "test_adversarial", "test_explain", "test_sandbox", "test_cli",
+LONGEST_FIRST = ("test_install", "test_isolation", "test_batch", "test_adversarial", "test_explain", "test_sandbox", "test_cli",
                  "test_classroom", "test_exercises", "test_gradescope", "test_pack_contract")
 
 
+def gated(item) -> bool:
+    """A slow test that runs only where its ATTENTION_KIT_* variable is set: every such skip says so in its reason."""
+    return any("ATTENTION_KIT_" in str(mark.kwargs.get("reason", "")) for mark in item.iter_markers("skipif"))
+
+
 def pytest_collection_modifyitems(config, items):
-    """The fast subset's marker; the longest units first; tests marked cuda run on a real GPU wherever PyTorch
-    sees one, and are skipped, saying why, elsewhere."""
+    """The fast subset's marker; the gated marker (.ci/run runs the slow tests with -m gated, in one session, not
+    the default ones again); the longest units first; tests marked cuda run on a real GPU wherever PyTorch sees
+    one, and are skipped, saying why, elsewhere."""
     for item in items:
         if item.path.stem in FAST_MODULES:
             item.add_marker(pytest.mark.fast)
+        if gated(item):
+            item.add_marker(pytest.mark.gated)
     rank = {stem: i for i, stem in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.stem, len(rank)))  # stable: file order within a module
     cuda = [item for item in items if item.get_closest_marker("cuda")]
