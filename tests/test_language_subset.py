@@ -2,20 +2,19 @@
 
 Three kinds of proof: the routes past the old deny-list are refused; honest code keeps passing (every
 corpus file, dev, held-out and real-world, with the same policy verdict as its label implies); and a
-derandomized hypothesis search over attribute chains: whatever passes the policy, evaluated for real,
+seeded random search over attribute chains: whatever passes the policy, evaluated for real,
 never yields a module, a frame, a code object, a traceback, a generator's internals or an escape hatch.
 """
 from __future__ import annotations
 
 import builtins
 import importlib
+import random
 import re
 import types
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from grader import reachable
 from grader.catalog import load_catalog
@@ -210,9 +209,11 @@ def _outside(value) -> str | None:
     return None
 
 
-@st.composite
-def chains(draw):
-    return draw(st.sampled_from(ROOTS)), draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4))
+def chains(count: int = 1500, seed: int = 0) -> list[tuple[str, list[str]]]:
+    """count attribute chains root.name1...name4 drawn with a fixed seed (a plain PRNG: hypothesis spent three times
+    the oracle's own time drawing them)."""
+    rng = random.Random(seed)
+    return [(rng.choice(ROOTS), [rng.choice(NAMES) for _ in range(rng.randint(1, 4))]) for _ in range(count)]
 
 
 def _walk(root: str, steps: list[str]):
@@ -243,11 +244,9 @@ def _escape(root: str, steps: list[str]) -> str | None:
     return None
 
 
-@settings(derandomize=True, database=None, max_examples=1500, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(chains())
-def test_what_passes_the_policy_stays_inside_the_subset(chain):
-    assert _escape(*chain) is None
+def test_what_passes_the_policy_stays_inside_the_subset():
+    escapes = [found for chain in chains() if (found := _escape(*chain))]
+    assert escapes == [], "\n".join(escapes)
 
 
 def test_the_fuzz_finds_the_hole_in_a_weakened_policy(monkeypatch):
