@@ -62,6 +62,35 @@ def mask_built_at(source: str, line: int) -> tuple[bool, int | None]:
     return True, (found.pop() if len(found) == 1 else None)
 
 
+def buffers(tree: ast.Module) -> set[str]:
+    """The names given to register_buffer("name", ...) in the file."""
+    return {n.args[0].value for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "register_buffer" and n.args and isinstance(n.args[0], ast.Constant)
+            and isinstance(n.args[0].value, str)}
+
+
+def applies_mask(source: str, line: int) -> bool:
+    """The statement on `line` applies a mask: a masking call (masked_fill, where), or it reads a registered buffer
+    (nanoGPT's self.bias, an additive self.attn_bias) or a name that says mask."""
+    tree = parse(source)
+    if tree is None:
+        return False
+    stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+             ast.ClassDef, ast.For, ast.While, ast.If, ast.With, ast.Try)) and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    if not stmts:
+        return False
+    stmt = min(stmts, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
+    held = buffers(tree)
+    for n in ast.walk(stmt):
+        name = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
+        if isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name)) and \
+                (n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id) in MASKING:
+            return True
+        if name is not None and (name in held or "mask" in name.lower()):
+            return True
+    return False
+
+
 def assignments(source: str) -> dict[str, int]:
     """Attribute name -> the line of its first `self.<name> = ...` in the file (where a layer is created)."""
     found = {}
