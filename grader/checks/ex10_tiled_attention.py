@@ -201,8 +201,8 @@ def test_tiled_matches_reference_on_cuda(kit, ex):
 
 # -- mistakes ------------------------------------------------------------------------------------------------
 TILED_BUGS = ("online_no_rescale", "online_sum_not_rescaled", "online_acc_not_rescaled", "online_block_average",
-              "tiled_remainder_dropped", "tiled_query_remainder_dropped", "tiled_diagonal_unmasked", "tiled_diagonal_skipped", "tiled_mask_block_local",
-              "mask_zero_fill")
+              "tiled_remainder_dropped", "tiled_query_remainder_dropped", "tiled_diagonal_unmasked", "tiled_diagonal_skipped",
+              "tiled_mask_block_local", "mask_zero_fill")
 MISTAKES = {
     "online_no_rescale": "with the running sum and accumulator never rescaled by exp(m_old - m_new) when the maximum grows",
     "online_sum_not_rescaled": "with the running sum l not rescaled by exp(m_old - m_new) when the maximum grows",
@@ -215,8 +215,8 @@ MISTAKES = {
     "tiled_mask_block_local": "with the causal mask built from positions inside each block (triu of a block) instead "
                               "of the positions in the whole sequence",
 }
-ALIASES = {"tiled_query_remainder_dropped": "tiled_remainder_dropped", "online_sum_not_rescaled": "online_softmax_no_rescale", "online_acc_not_rescaled": "online_softmax_no_rescale",
-                "online_no_rescale": "online_softmax_no_rescale", "online_block_average": "online_softmax_block_average",
+ALIASES = {"online_sum_not_rescaled": "online_softmax_no_rescale", "online_acc_not_rescaled": "online_softmax_no_rescale",
+                "tiled_query_remainder_dropped": "tiled_remainder_dropped", "online_no_rescale": "online_softmax_no_rescale", "online_block_average": "online_softmax_block_average",
                 "tiled_diagonal_unmasked": "tiled_causal_diagonal", "tiled_diagonal_skipped": "tiled_causal_diagonal",
                 "tiled_mask_block_local": "tiled_causal_diagonal"}
 EXCLUSIVE = [{"online_no_rescale", "online_sum_not_rescaled", "online_acc_not_rescaled", "online_block_average"},

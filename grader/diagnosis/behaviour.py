@@ -115,10 +115,11 @@ def pipeline_position(bug: str) -> int:
 
 def report(ex, matches, right, prefix: str = "") -> list:
     mistakes = mistakes_of(ex)
-    out = []
+
     def order(b):
         return pipeline_position(b), b
 
+    out = []
     for bugs, wd in matches:
         line = f"{prefix}your output equals the reference computed {describe(bugs, wd, right, mistakes.describe, order)}"
         for bug in sorted(bugs, key=order):  # the earliest step first: the cause

@@ -73,13 +73,9 @@ def applies_mask(source: str, line: int) -> bool:
     """The statement on `line` applies a mask: a masking call (masked_fill, where), or it reads a registered buffer
     (nanoGPT's self.bias, an additive self.attn_bias) or a name that says mask."""
     tree = parse(source)
-    if tree is None:
+    stmt = statement_at(tree, line) if tree is not None else None
+    if stmt is None:
         return False
-    stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
-             ast.ClassDef, ast.For, ast.While, ast.If, ast.With, ast.Try)) and n.lineno <= line <= (n.end_lineno or n.lineno)]
-    if not stmts:
-        return False
-    stmt = min(stmts, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
     held = buffers(tree)
     for n in ast.walk(stmt):
         name = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
@@ -103,14 +99,19 @@ def assignments(source: str) -> dict[str, int]:
 
 
 
+def statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
+    """The innermost simple statement spanning `line` (not a def, a class or the header of a block), or None."""
+    stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+             ast.ClassDef, ast.For, ast.While, ast.If, ast.With, ast.Try)) and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    return min(stmts, key=lambda n: (n.end_lineno or n.lineno) - n.lineno) if stmts else None
+
+
 def names_read_at(tree: ast.Module, line: int) -> list[str]:
     """Local names the statement on `line` reads as values (not the functions it calls, not modules such as math or
     torch, not the bounds of a slice)."""
-    stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
-             ast.ClassDef, ast.For, ast.While, ast.If, ast.With, ast.Try)) and n.lineno <= line <= (n.end_lineno or n.lineno)]
-    if not stmts:
+    stmt = statement_at(tree, line)
+    if stmt is None:
         return []
-    stmt = min(stmts, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
     called = {id(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call)}
     bases = {id(n.value) for n in ast.walk(stmt) if isinstance(n, ast.Attribute)}
     sliced = {id(x) for n in ast.walk(stmt) if isinstance(n, ast.Subscript) for x in ast.walk(n.slice)}  # x[:, j0:j1]

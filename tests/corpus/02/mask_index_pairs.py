@@ -8,9 +8,9 @@ import torch
 def scaled_dot_product_attention(query, key, value, mask=None):
     scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(query.shape[-1])
     if mask is not None:
-        # flatten both and block the masked entries: the flat mask covers one (L, S) matrix, the flat scores the
-        # whole batch, so this only runs for unbatched inputs
-        flat = scores.reshape(-1)
-        flat[mask.reshape(-1)] = float("-inf")
+        # the (row, column) pairs to block: as indices they address the first two axes of the scores, which are
+        # (query, key) only for unbatched inputs; a batch raises here, for a batch of one too
+        rows, cols = mask.nonzero(as_tuple=True)
+        scores[rows, cols] = float("-inf")
     weights = torch.softmax(scores, dim=-1)
     return torch.matmul(weights, value), weights
