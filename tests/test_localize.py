@@ -400,6 +400,31 @@ def test_a_mask_built_on_another_line():
     assert loc.mask_built_at(MASK_SOURCE, 11) == (False, None)  # no masking call
 
 
+APPLIED_SOURCE = """
+class A:
+    def __init__(self, n):
+        self.register_buffer("bias", torch.ones(n, n).tril())
+        self.scale = 2.0
+
+    def forward(self, x, T, n):
+        s = x @ x.transpose(-2, -1)
+        a = s.masked_fill(self.bias == 0, -1e9)
+        b = s + self.bias
+        c = torch.where(keep, s, -1e9)
+        d = s + causal_mask
+        e = x.view(2, n, 4)
+        f = s * self.scale
+        return a, b, c, d, e, f
+"""
+
+
+def test_a_line_that_applies_a_mask():
+    """What raises only for shorter sequences is the unsliced mask only on a line that applies a mask."""
+    from grader.diagnosis.localize.source import applies_mask
+
+    assert [applies_mask(APPLIED_SOURCE, n) for n in range(9, 15)] == [True, True, True, True, False, False]
+
+
 def test_queries_and_keys_taken_in_another_order_from_a_fused_split():
     g = torch.Generator().manual_seed(3)
     q, k, v = (torch.randn(3, 2, 5, 4, generator=g, dtype=torch.float64) for _ in range(3))

@@ -41,3 +41,45 @@ def test_function_variant_is_the_reference():
     want, _ = kit.ref_run(None, [q, k, v], {"mask": mask})
     got = attend(q, k, v, blocked=mask)
     assert torch.allclose(got[0], want[0]) and torch.allclose(got[1], want[1])
+
+
+def test_two_mistakes_are_named_along_the_data_flow():
+    """Of two mistakes that together explain the output, the earlier step comes first: RoPE's angles (frequencies,
+    base, positions) before the rotation that applies them; the scale before the mask; the split before the merge."""
+    from grader.diagnosis.behaviour import pipeline_position
+
+    assert pipeline_position("rope_freq_no_2") < pipeline_position("rope_direction")
+    assert pipeline_position("rope_base_ignored") < pipeline_position("rope_interleaved")
+    assert pipeline_position("rope_positions_ignored") < pipeline_position("rope_direction")
+    assert pipeline_position("no_scaling") < pipeline_position("mask_missing") < pipeline_position("softmax_wrong_dim")
+    assert pipeline_position("heads_split_wrong") < pipeline_position("heads_merge_wrong")
+
+
+def test_a_query_block_left_out_gives_fewer_rows_of_the_right_values():
+    """Exercise 10's variant for a query loop that stops at the last full block: the rows it computes are right."""
+    from grader.pack import exercise_module
+
+    ex = load_catalog().get(10)
+    tiled = exercise_module(ex).diagnose.__globals__["tiled_attend"]
+    kit = Harness(ex, None)
+    q, k, v = kit.randn(2, 2, 13, 6), kit.randn(2, 2, 13, 6, salt=1), kit.randn(2, 2, 13, 5, salt=2)
+    right = tiled(q, k, v, block_size=4)
+    short = tiled(q, k, v, block_size=4, bugs=frozenset({"tiled_query_remainder_dropped"}))
+    assert short.shape == (2, 2, 12, 5) and torch.allclose(short, right[..., :12, :])
+    assert tiled(q[..., :3, :], k, v, block_size=4, bugs=frozenset({"tiled_query_remainder_dropped"})).shape == (2, 2, 0, 5)
+
+
+def test_an_exception_before_a_timeout_is_named_first():
+    """A call that raised before a later one ran out of time: the exception is the cause (runtime_error, with what it
+    said), the timeout after it; a timeout that came first stands alone."""
+    from grader.diagnosis import raised_before_timeout
+    from grader.results import Status, TestResult
+
+    raised = TestResult("output_shapes", "shape", Status.ERROR, "your code raised RuntimeError at line 48: size",
+                        code="size_mismatch")
+    timed_out = TestResult("long_sequence", "numerics", Status.TIMEOUT, "stuck at line 40", code="timeout")
+    found = raised_before_timeout([raised, timed_out])
+    assert [d.id for d in found] == ["runtime_error"] and "line 48" in found[0].evidence[0]
+    assert raised_before_timeout([timed_out, raised]) == []
+    wrong = TestResult("matches_reference", "numerics", Status.FAILED, "differs", code="value_mismatch")
+    assert raised_before_timeout([wrong, timed_out]) == []

@@ -305,7 +305,22 @@ def diagnose(ex, kit, verdict) -> list:
                      padding_bugs(with_nan), [c["d_v"]], c["d_k"])
     # a fill that overflows float16 is a second mistake of its own (it only shows in half precision)
     overflow = [make("fp16_fill_overflow", t.message) for t in failed(verdict, "dtype_overflow")][:1]
+    if not matches:  # a mistake the variants lack as well (a causal mask aligned another way): is the mask read as keep?
+        return found + inverted_padding(kit, c) + overflow
     return found + report(ex, matches, c["d_k"]) + overflow
+
+
+def inverted_padding(kit, c) -> list:
+    """padding_mask_inverted when, given the inverted mask (True = real token), the output equals the reference's for the
+    mask itself: right padding, no causal mask, every query with a key."""
+    S = c["S"]
+    kwargs = {"key_padding_mask": padding([S if b == 0 else max(S - 2 - b, 1) for b in range(c["B"])], S)}
+    args = qkv(kit, c, salt=96)
+    got, err = attempt(lambda: kit.run(None, args, {"key_padding_mask": ~kwargs["key_padding_mask"]})[0])
+    if err is not None or not close(got[0], padded_attend(*args, **kwargs)):
+        return []
+    return [make("padding_mask_inverted", "given the inverted mask (True = real token) your output equals the reference's "
+                                          "for the mask itself (right padding, no causal mask): True is read as keep")]
 
 
 def trace_call(ex, kit) -> dict:

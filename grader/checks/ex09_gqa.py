@@ -78,14 +78,14 @@ def diagnose(ex, kit, verdict) -> list:
     nh = ex.dim("heads", init)
     x = kit.randn(2, ex.dim("context", init), ex.dim("input", init), salt=77)
     _, err = attempt(lambda: kit.run(init, [x], params=kit.weights(init)))
-    if err is not None:
-        mha = {**init, ex.dims["kv_heads"]: nh}
-        params = kit.weights(mha)
-        got, err2 = attempt(lambda: kit.run(mha, [x], params=params)[0])
-        if err2 is None and close(got[0], module_forward(ex, mha, params, x)):
-            return [make("gqa_kv_heads_wrong", f"with num_kv_groups = num_heads = {nh} (multi-head attention) the output "
-                                               f"is right; with {ex.dim('kv_heads', init)} KV heads: {err}")]
-    for t in verdict.failures():
-        if "gqa_group_mapping" in t.evidence and t.status is Status.FAILED:
+    mha = {**init, ex.dims["kv_heads"]: nh}
+    params = kit.weights(mha)
+    got, err2 = attempt(lambda: kit.run(mha, [x], params=params)[0])
+    mha_right = err2 is None and close(got[0], module_forward(ex, mha, params, x))
+    if err is not None and mha_right:
+        return [make("gqa_kv_heads_wrong", f"with num_kv_groups = num_heads = {nh} (multi-head attention) the output "
+                                           f"is right; with {ex.dim('kv_heads', init)} KV heads: {err}")]
+    for t in verdict.failures():  # a pairing of heads is all that differs only if multi-head attention is right
+        if "gqa_group_mapping" in t.evidence and t.status is Status.FAILED and mha_right:
             return [make("gqa_group_mapping", t.message)]
     return found

@@ -39,7 +39,8 @@ def test_rope_output_shapes(kit, ex):
     c = ex.config
     for shape in [(c["T"], c["d"]), (c["B"], c["H"], c["T"], c["d"]), (1, 1, 1, c["d"]), (2, c["T"], 4)]:
         (out,), _ = kit.run(None, [kit.randn(*shape), positions("arange", shape[-2])], check_shapes=False)
-        expect(tuple(out.shape) == shape, f"input {shape} gave output {tuple(out.shape)}", "shape_mismatch")
+        expect(tuple(out.shape) == shape, f"input {shape} gave output {tuple(out.shape)}, expected {shape} (x's shape)",
+               "shape_mismatch")
 
 
 # Angles computed in float32, as Hugging Face, Meta and rasbt do, are right: at position 3000 they move the output

@@ -43,6 +43,7 @@ def diagnose(ex, harness, verdict: Verdict, *, violations=(), syntax=None, untou
     found: list[Diagnosis] = []
     gone = harness.sandbox.gone if harness.sandbox is not None else None
     if gone is not None and gone.reason == "timeout":
+        found += raised_before_timeout(failures)
         found.append(make("timeout", gone.detail))
     for f in failures:
         if f.status is Status.ERROR and f.code == "out_of_memory":
@@ -53,10 +54,24 @@ def diagnose(ex, harness, verdict: Verdict, *, violations=(), syntax=None, untou
         from grader.diagnosis.behaviour import behavioural
 
         found += behavioural(ex, harness, verdict)
+    shapes = [f for f in failures if f.code == "shape_mismatch"]
+    if shapes and len(shapes) == len(failures) and all(d.id == "wrong_output" for d in found):
+        found = [make("output_shape", *(f.message for f in shapes[:3]))]  # every value compared was right
     if not found:
         nan = next((f.message for f in failures if f.code == "non_finite"), None)
         found.append(make("nan_output", nan) if nan else make("wrong_output", *(f"{f.name}: {f.message}" for f in failures[:2])))
     return rank(_merge(found), verdict)
+
+
+def raised_before_timeout(failures) -> list[Diagnosis]:
+    """What the submission raised before it ran out of time: an exception on the small calls that came first is the
+    cause to fix first (the probes cannot run any more to say so); the timeout of a later, larger call comes after."""
+    for f in failures:
+        if f.status is Status.TIMEOUT:
+            return []
+        if f.status is Status.ERROR and f.code in RAISED_CODES:
+            return [make("runtime_error", f.message)]
+    return []
 
 
 def rank(found: list[Diagnosis], verdict: Verdict) -> list[Diagnosis]:

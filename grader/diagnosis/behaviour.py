@@ -21,6 +21,7 @@ class Problem(str):
     """What a probe raised: its text (a str, for evidence lines) and its failure code."""
 
     code: str = ""
+    line: int | None = None  # the submission's line that raised, when the worker reported it
 
     @classmethod
     def of(cls, exc: BaseException) -> "Problem":
@@ -28,6 +29,7 @@ class Problem(str):
 
         p = cls(str(exc))
         p.code = code_of(exc)
+        p.line = getattr(exc, "line", None)
         return p
 
 
@@ -52,7 +54,19 @@ def crash_or(err: Problem, other: str = "wrong_output", text: str | None = None)
         return make("crash", text if text is not None else err)
     if other == "wrong_output" and err.code in RAISED:
         return make("runtime_error", f"your code raised {err}", text)
+    if other == "wrong_output" and err.code == "shape_mismatch":  # it returned: the shape is what is known to be wrong
+        return make("output_shape", str(err) if text is None or str(err) in text else f"{err} ({text})")
     return make(other, text if text is not None else err)
+
+
+def raised_applying_mask(kit, err: Problem) -> bool:
+    """The line that raised applies a mask (masked_fill, where, an added mask buffer); unknown lines count as such."""
+    from grader.diagnosis.localize.source import applies_mask
+
+    sandbox = getattr(kit, "sandbox", None)
+    if err.line is None or sandbox is None:
+        return True
+    return applies_mask(sandbox.text.decode("utf-8", "replace"), err.line)
 
 
 def failed(verdict, *codes: str):
@@ -87,23 +101,28 @@ def match(ex, probes, variant_fn, bug_list, wrong: list[int], right: int, tol: t
 
 # Where in the forward a mistake sits, by the words of its (our own) bug name: of two mistakes that
 # together explain the output, the one earlier in the computation is listed first.
-STEPS = (("qkv", "split", "kv_heads", "gqa", "rope", "cross_kv"), ("scal",),
-         ("mask", "padding", "causal", "diagonal", "combine"), ("softmax", "online", "tiled", "rows"),
-         ("dropout",), ("merge",), ("out_proj",))
+# RoPE's angles (frequencies, base, positions) are computed before the rotation that applies them.
+SOFTMAX = ("softmax", "online", "tiled", "rows")
+STEPS = (("qkv", "split", "kv_heads", "gqa", "cross_kv"), ("rope_freq", "rope_base", "rope_positions"), ("rope",),
+         ("scal",), ("mask", "padding", "causal", "diagonal", "combine"), SOFTMAX, ("dropout",), ("merge",), ("out_proj",))
 
 
 def pipeline_position(bug: str) -> int:
     if "rows" in bug:  # what a query with no key left gets (masked_rows_*): decided after the softmax
-        return STEPS.index(("softmax", "online", "tiled", "rows"))
-    return next((i for i, words in enumerate(STEPS) if any(w in bug for w in words)), 3)
+        return STEPS.index(SOFTMAX)
+    return next((i for i, words in enumerate(STEPS) if any(w in bug for w in words)), STEPS.index(SOFTMAX))
 
 
 def report(ex, matches, right, prefix: str = "") -> list:
     mistakes = mistakes_of(ex)
+
+    def order(b):
+        return pipeline_position(b), b
+
     out = []
     for bugs, wd in matches:
-        line = f"{prefix}your output equals the reference computed {describe(bugs, wd, right, mistakes.describe)}"
-        for bug in sorted(bugs, key=lambda b: (pipeline_position(b), b)):  # the earliest step first: the cause
+        line = f"{prefix}your output equals the reference computed {describe(bugs, wd, right, mistakes.describe, order)}"
+        for bug in sorted(bugs, key=order):  # the earliest step first: the cause
             out.append(make(mistakes.aliases.get(bug, bug), line))
     return out
 
@@ -207,9 +226,11 @@ def module_rules(ex, kit, verdict) -> list:
     if ex.dims.get("context"):
         short = kit.randn(2, max(T - 3, 2), ex.dim("input", init), salt=78)
         _, err = attempt(lambda: kit.run(init, [short], params=params))
-        if err is not None:
-            found.append(make("mask_not_sliced", f"{T} tokens work, but {short.shape[1]} tokens fail: {err}"))
-            return found  # the meta-device and dropout probes use short sequences too: same cause
+        if err is not None:  # the meta-device and dropout probes use short sequences too: same cause
+            what = f"{T} tokens work, but {short.shape[1]} tokens fail"
+            if err.code in RAISED and raised_applying_mask(kit, err):
+                return found + [make("mask_not_sliced", f"{what}: {err}")]
+            return found + [crash_or(err, text=what)]  # another step tied to the context length: its own line
     if ex.has("unbatched"):
         _, err = attempt(lambda: kit.run(init, [x[0]], params=params))
         if err is not None:  # what raises only for one input shape is reported as the exception it is, with its line
@@ -233,6 +254,8 @@ def function_rules(ex, kit, verdict) -> list:
             want = attend(q, k, v, blocked=kwargs.get("mask"))
             if raw and [tuple(t.shape) for t in raw] == [tuple(w.shape) for w in reversed(want)]:
                 return found + [make("api_mismatch", "the function returns (weights, output); the contract is (output, weights)")]
+        if err is not None and probes:  # the same batch ran without a mask: no transpose of the batch is at fault
+            return found + [crash_or(err, text="without a mask the call returns; with a mask it does not")]
         if err is not None:
             got2, err2 = attempt(lambda: kit.run(None, [q[0], k[0], v[0]], kwargs, n_outputs=2)[0])
             if err2 is None and all(close(g, w) for g, w in zip(got2, attend(q[0], k[0], v[0], blocked=kwargs.get("mask")))):
@@ -240,8 +263,6 @@ def function_rules(ex, kit, verdict) -> list:
                 if err1 is None and all(close(g, w) for g, w in zip(one, attend(q[:1], k[:1], v[:1], blocked=kwargs.get("mask")))):
                     return found + [crash_or(err, text=ONE_OF_A_BATCH)]
                 return found + [make("batched_transpose", f"unbatched inputs work, batched ones fail: {err}")]
-            if "mask" in kwargs:  # raises only when given a mask: the exception is still the cause, with its line
-                return found + [crash_or(err, text="without a mask the call returns; with a mask it does not")]
             return found + [crash_or(err)]
         probes.append(((q, k, v, kwargs.get("mask")), got))
     if all(all(close(g, w) for g, w in zip(got, attend(*a[:3], blocked=a[3]))) for a, got in probes):

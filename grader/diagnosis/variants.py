@@ -197,9 +197,10 @@ def candidates(bugs: list[str], max_size: int = 2, exclusive: list[set] | None =
             yield frozenset(combo)
 
 
-def describe(bugs: frozenset, wrong_dim=None, right_dim=None, table: dict | None = None) -> str:
+def describe(bugs: frozenset, wrong_dim=None, right_dim=None, table: dict | None = None, key=None) -> str:
+    """The mistakes in words, in the order of key (by name without it)."""
     table = DESCRIBE if table is None else table
-    parts = [table[b].format(dim=wrong_dim, right=right_dim) for b in sorted(bugs)]
+    parts = [table[b].format(dim=wrong_dim, right=right_dim) for b in sorted(bugs, key=key)]
     return " and ".join(parts)
 
 

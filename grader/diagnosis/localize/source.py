@@ -62,6 +62,31 @@ def mask_built_at(source: str, line: int) -> tuple[bool, int | None]:
     return True, (found.pop() if len(found) == 1 else None)
 
 
+def buffers(tree: ast.Module) -> set[str]:
+    """The names given to register_buffer("name", ...) in the file."""
+    return {n.args[0].value for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "register_buffer" and n.args and isinstance(n.args[0], ast.Constant)
+            and isinstance(n.args[0].value, str)}
+
+
+def applies_mask(source: str, line: int) -> bool:
+    """The statement on `line` applies a mask: a masking call (masked_fill, where), or it reads a registered buffer
+    (nanoGPT's self.bias, an additive self.attn_bias) or a name that says mask."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    if stmt is None:
+        return False
+    held = buffers(tree)
+    for n in ast.walk(stmt):
+        name = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
+        if isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name)) and \
+                (n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id) in MASKING:
+            return True
+        if name is not None and (name in held or "mask" in name.lower()):
+            return True
+    return False
+
+
 def assignments(source: str) -> dict[str, int]:
     """Attribute name -> the line of its first `self.<name> = ...` in the file (where a layer is created)."""
     found = {}
@@ -74,14 +99,19 @@ def assignments(source: str) -> dict[str, int]:
 
 
 
+def statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
+    """The innermost simple statement spanning `line` (not a def, a class or the header of a block), or None."""
+    stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+             ast.ClassDef, ast.For, ast.While, ast.If, ast.With, ast.Try)) and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    return min(stmts, key=lambda n: (n.end_lineno or n.lineno) - n.lineno) if stmts else None
+
+
 def names_read_at(tree: ast.Module, line: int) -> list[str]:
     """Local names the statement on `line` reads as values (not the functions it calls, not modules such as math or
     torch, not the bounds of a slice)."""
-    stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
-             ast.ClassDef, ast.For, ast.While, ast.If, ast.With, ast.Try)) and n.lineno <= line <= (n.end_lineno or n.lineno)]
-    if not stmts:
+    stmt = statement_at(tree, line)
+    if stmt is None:
         return []
-    stmt = min(stmts, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
     called = {id(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call)}
     bases = {id(n.value) for n in ast.walk(stmt) if isinstance(n, ast.Attribute)}
     sliced = {id(x) for n in ast.walk(stmt) if isinstance(n, ast.Subscript) for x in ast.walk(n.slice)}  # x[:, j0:j1]

@@ -1,4 +1,4 @@
-# expect: pass
+# expect: output_shape
 # source: Lightning-AI/litgpt/litgpt/model.py, functions build_rope_cache, batched_index_select and apply_rope (https://github.com/Lightning-AI/litgpt/blob/26857050fe3ff627cd714fe92f5838f51a3d5efa/litgpt/model.py)
 # license: Apache-2.0
 # changes: the contract's apply_rope(x, positions, base=10000.0) is written as litgpt's GPT.forward feeds its blocks:
