@@ -8,9 +8,12 @@ import torch
 from grader.diagnosis.layout import affine, close, rtol_for
 from grader.diagnosis.localize.alignment import Alignment
 from grader.diagnosis.localize.compare import PARALLEL, matches, part_dims, shaped_as
-from grader.diagnosis.localize.explain import REARRANGED
+from grader.diagnosis.localize.explain import MISSING_STEP, REARRANGED
 from grader.diagnosis.localize.model import Localization, Stage, Traced
-from grader.diagnosis.localize.source import applies_root, built_elsewhere, mask_argument, mask_built_at, names_one_value, read_lines, return_after, takes_root
+from grader.diagnosis.localize.source import (applies_root, attribute_built_at, attribute_uses, attributes_read_at, built_elsewhere,
+                                              calls_self,
+                                              in_helper, mask_argument, mask_built_at, mask_value, masking_lines, names_one_value, read_lines,
+                                              return_after, takes_root)
 from grader.diagnosis.localize.text import label
 
 
@@ -21,6 +24,11 @@ class Abstain:
 
 ABSTAIN = Abstain()
 PATTERN = ("it blocks", "it leaves", "it also blocks")  # how a mask's blocked positions differ (not its fill value)
+PRODUCTS = {"matmul", "bmm", "einsum", "__matmul__", "mm", "baddbmm"}
+MOVES = {"split", "chunk", "unbind", "__getitem__", "cat", "stack", "view", "reshape", "transpose", "permute", "contiguous",
+         "flatten", "unflatten", "narrow", "select", "expand", "expand_as", "repeat", "repeat_interleave", "index_select",
+         "gather", "roll", "flip", "t", "T", "mT", "squeeze", "unsqueeze", "movedim", "swapaxes", "clone", "to", "float",
+         "double", "half", "type", "type_as", "view_as", "reshape_as", "tensor_split"}  # move, pick or cast values only
 NOT_THE_MASK = ("where the", "it equals the softmax", "it holds the values", "it equals the")  # a fill, a softmax, a layout, a factor
 
 
@@ -57,9 +65,31 @@ def scaled_reference(e: Traced, reference: list[Traced]) -> str | None:
     return None
 
 
+def untraced_reads(al: Alignment, line: int) -> dict[str, int]:
+    """{name: line} for the values the statement on `line` reads that are made on another line the trace does not
+    follow (no tensor recorded there): a local name assigned once, or self.<name> computed in the class."""
+    traced = {e.line for e in al.entries}
+    found = {n: a for n, a in built_elsewhere(al.source, line).items() if a not in traced and not calls_self(al.source, a)}
+    for name in attributes_read_at(al.source, line):
+        if (a := attribute_built_at(al.source, line, name)) is not None and a not in traced:
+            found[f"self.{name}"] = a
+    return found
+
+
+def shaped_elsewhere(al: Alignment, line: int) -> tuple[int, Traced] | None:
+    """A tensor the statement on `line` reads, made on one other line by a rearrangement (transpose, view, ...) into
+    a shape that no tensor of the reference has: when `line` raises, that shape is the likely cause."""
+    shapes = {tuple(r.tensor.shape) for r in al.reference} | {tuple(s.tensor.shape) for s in al.stages}
+    for name, a in built_elsewhere(al.source, line, bases=True).items():
+        made = [e for e in al.entries if e.line == a]
+        if made and made[-1].op in MOVES and tuple(made[-1].tensor.shape) not in shapes:
+            return a, made[-1]
+    return None
+
+
 def products(entries: list[Traced]) -> int:
     """How many matrix products a trace holds (a block loop's iterations show in them)."""
-    return sum(e.op in ("matmul", "bmm", "einsum", "__matmul__", "mm", "baddbmm") for e in entries)
+    return sum(e.op in PRODUCTS for e in entries)
 
 
 def line_result(entries: list[Traced], i: int) -> bool:
@@ -99,34 +129,37 @@ def built_before(al: Alignment, line: int, how: str | None):
     """The line where the submission parts from the reference reads a value the trace does not follow (a bool mask,
     a Python scalar), built by one statement on another line: the earliest line whose value can be wrong.
 
-    A mask passed by name to the masking call on `line` is that line's suspect unless the difference is the fill value,
-    a softmax or a layout. A scalar is the suspect when the difference is a constant factor, it is the one value the
-    line reads from elsewhere, its own statement makes only it (`d = x.shape[-1]`, `scale = 1 / math.sqrt(d)`), no
-    other line uses it, and a root is taken of it (at the line, `math.sqrt(d)`, or where it is made): the size inside
-    is what can be wrong. Otherwise (`/ d_k` without a root, `B, T, C = x.shape`, self.d_out) the line picked it."""
+    A mask the masking call on `line` reads from elsewhere (a local name, or self.<name> made in the class) is that
+    line's suspect unless the difference is the fill value, a softmax or a layout. When the call indexes it otherwise
+    than `m[:n, :n]`, or flips it and the difference is an inversion, the call and the mask are equally suspect: no
+    line. A scalar is the suspect when the difference is a constant factor, it is the one value the line reads from
+    elsewhere (a local name, or self.<name> computed in the class), its own statement makes only it
+    (`d = x.shape[-1]`, `scale = 1 / math.sqrt(d)`), no other line uses it, and a root is taken of it (at the line,
+    `math.sqrt(d)`, or where it is made): the size inside is what can be wrong. Such a value without a root
+    (`temperature = float(d)`, then `/ temperature`) may be wrong where it is made or where it is used: no line.
+    Otherwise (`B, T, C = x.shape`, self.d_out, several values) the line picked it."""
+    state, built, inverts, slicing = mask_value(al.source, line)
     mask = mask_argument(al.source, line)
-    if mask is not None and (how is None or how.startswith(PATTERN) or not how.startswith(NOT_THE_MASK)):
-        elsewhere, built = mask_built_at(al.source, line)
-        if elsewhere and built is None:
-            return ABSTAIN  # several assignments build it: which one is wrong is not known
-        if elsewhere:
-            what = f", and {how.removeprefix('it ')}" if how is not None and how.startswith(PATTERN) else ""
-            return al.at(built, al.failing, f"{al.prefix()}the mask applied at line {line} is built at line {built}{what}")
+    if state != "here" and (how is None or how.startswith(PATTERN) or not how.startswith(NOT_THE_MASK)):
+        if built is None or slicing == "other" or (inverts and how is not None and "inverted" in how):
+            return ABSTAIN  # several assignments build it, or the call's own index or flip may be what is wrong
+        what = f", and {how.removeprefix('it ')}" if how is not None and how.startswith(PATTERN) else ""
+        return al.at(built, al.failing, f"{al.prefix()}the mask applied at line {line} is built at line {built}{what}")
     factor = how is not None and how.startswith("it equals the") and " times " in how
     if not factor:
         return None
-    traced = {e.line for e in al.entries}
-    found = {n: a for n, a in built_elsewhere(al.source, line).items() if a not in traced and n != mask}
+    found = {n: a for n, a in untraced_reads(al, line).items() if n != mask}
     if len(found) != 1:
         return None  # none, or several combined on the line: the line's own choice
     name, a = next(iter(found.items()))
-    if not names_one_value(al.source, a) or len(read_lines(al.source, a, name)) > 1:
+    uses = attribute_uses(al.source, line, name[5:]) if name.startswith("self.") else read_lines(al.source, a, name)
+    if len(uses) > 1 or not (name.startswith("self.") or names_one_value(al.source, a)):
         return None  # one of several names unpacked together, or a value other lines use too: the line picked it
     if applies_root(al.source, line, name) or takes_root(al.source, a):
         return al.at(a, al.failing, f"{al.prefix()}the tensor at line {line} is the first that differs: "
                                     f"{how.removeprefix('it ')}; it is scaled by {name}, set at line {a}: that value is "
                                     f"not the reference's")
-    return None
+    return ABSTAIN
 
 
 # -- the rules --------------------------------------------------------------------------------------
@@ -177,6 +210,10 @@ def first_divergence(al: Alignment):
     if not ends:
         return None
     e = ends[0][1]
+    if e.op in MOVES:
+        return ABSTAIN  # a slice, cast or rearrangement differs: what it was taken from, or how, is not known
+    if tuple(e.tensor.shape) not in {tuple(r.tensor.shape) for r in al.reference} | {tuple(s.tensor.shape) for s in al.stages}:
+        return ABSTAIN  # no tensor of the reference has its shape: the work is cut otherwise (other blocks), not comparable
     if (found := built_before(al, e.line, scaled_reference(e, al.reference))) is not None:
         return found
     return al.at(e.line, al.failing, f"the tensor at line {e.line} ({e.op}) is the first that differs: the reference "
@@ -217,6 +254,13 @@ def raised_here(al: Alignment):
     if elsewhere and built is not None:  # a mask that does not broadcast: the line that shapes it
         return al.at(built, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, applying the "
                                         f"mask built at line {built}, before computing the {label(al.failing.name)}")
+    if in_helper(al.source, raised["line"]):
+        return ABSTAIN  # raised in a helper on what a caller passed: which call, and which argument, is not known
+    if (shaped := shaped_elsewhere(al, raised["line"])) is not None:
+        a, e = shaped
+        return al.at(a, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, on the tensor "
+                                    f"of line {a} ({e.op}), shaped {tuple(e.tensor.shape)}: the reference never has a "
+                                    f"tensor of that shape")
     return al.at(raised["line"], al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']} "
                                              f"before computing the {label(al.failing.name)}")
 
@@ -244,6 +288,15 @@ def untraced_angles(al: Alignment):
     return None
 
 
+def out_of_order(al: Alignment):
+    """A matrix product that matches no stage comes before the last stage the submission reproduces (attention
+    computed before the cache it should read is grown): the submission works in another order than the reference,
+    so the first entry after that match is not where they part: no line."""
+    if any(e.op in PRODUCTS for i, e in al.odd if i < al.start):
+        return ABSTAIN
+    return None
+
+
 def lost_precision(al: Alignment):
     """A float16/bfloat16 entry up to the picked one: where the digits were lost."""
     if (low := half_precision(al.entries, al.pick[0] + 1)) is None:
@@ -267,6 +320,36 @@ def roles_swapped(al: Alignment):
     return swapped_roles(al, al.pick[1].line)
 
 
+def scaled_earlier(al: Alignment):
+    """The picked entry is the failing stage times a constant, and an entry before it, on another line, is already a
+    stage the submission reproduces times a constant (`q = ... / math.sqrt(d)` as well as `k = ... / math.sqrt(d)`):
+    the factor comes in there."""
+    how = al.how[0]
+    if not (how.startswith("it equals the") and " times " in how):
+        return None
+    for i, e in al.odd:
+        if i >= al.pick[0] or e.line == al.pick[1].line or not line_result(al.entries, i):
+            continue
+        for s in al.earlier:
+            if s.tensor.numel() == e.tensor.numel() and any((k := affine(y.double(), s.tensor.double(), rtol_for(e.tensor) * 10))
+                                                            and k[0] == "ratio" for y in shaped_as(e.tensor, s.tensor)):
+                return al.at(e.line, al.failing, f"the tensor at line {e.line} ({e.op}) is the {label(s.name)} times a "
+                                                 f"constant, and from there the {label(al.failing.name)} differ by a "
+                                                 f"constant factor ({how.removeprefix('it ')})", None)
+    return None
+
+
+def several_masks(al: Alignment):
+    """The picked entry blocks other positions than the failing stage, and several masking calls ran (a padding
+    mask and a causal one, applied one after the other): the first of them never equals the stage, whichever is
+    wrong: no line."""
+    how = al.how[0] if al.same_size else None
+    if how is None or not how.startswith(PATTERN):
+        return None
+    ran = {e.line for e in al.entries[al.start + 1:]} & masking_lines(al.source)
+    return ABSTAIN if len(ran) > 1 else None
+
+
 def value_built_before(al: Alignment):
     """built_before() for the entry where the submission parts from the reference."""
     return built_before(al, al.pick[1].line, al.how[0] if al.same_size else None)
@@ -282,6 +365,36 @@ def unused_result(al: Alignment):
     e = al.pick[1]
     return al.at(line, al.failing, f"the result of line {line} ({label(through.name)}) is never used: the tensor at line "
                                    f"{e.line} ({e.op}) is the softmax of the {label(base.name)}")
+
+
+def missing_step(al: Alignment):
+    """The picked entry is the softmax of the last matched stage: the failing step (scaling, masking) is missing
+    between them, and it belongs on or after the line of that match, which is reported. When the source has a
+    masking call that did not run there (in another branch, or after the softmax), that call or the branch may be
+    what is wrong: no line."""
+    how, base, cause = al.how
+    if al.failing.name not in MISSING_STEP or cause is None or base is None or al.through is None:
+        return None
+    line, e = al.entries[al.start].line, al.pick[1]
+    ran = {x.line for x in al.entries[:al.pick[0]]}
+    if al.failing.name == "masked_scores" and any(m not in ran for m in masking_lines(al.source)):
+        return ABSTAIN
+    return al.at(line, al.failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the softmax of the "
+                                   f"{label(base.name)}: the {label(al.failing.name)} step is missing; it belongs on or "
+                                   f"after line {line}", cause=cause)
+
+
+def unexplained_elsewhere(al: Alignment):
+    """The picked entry differs in no way explain() names, and it only moves, picks or casts values (a split, a
+    slice, a cat), or it reads a value the trace does not follow (a size, a scale, a setting made on another line),
+    or only its size is the failing stage's (another last dimension): the difference may come from elsewhere as
+    well as from the line: no line."""
+    if not al.how[0].startswith("it differs") or al.pick is None:
+        return None
+    e = al.pick[1]
+    if e.op in MOVES or untraced_reads(al, e.line) or e.tensor.shape[-1] != al.failing.tensor.shape[-1]:
+        return ABSTAIN  # (last: only the size is the failing stage's, by chance: another quantity)
+    return None
 
 
 def first_difference(al: Alignment):

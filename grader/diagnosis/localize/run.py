@@ -5,7 +5,8 @@ import logging
 
 import torch
 
-from grader.diagnosis.localize.align import align
+from grader.diagnosis.localize.align import decide
+from grader.diagnosis.localize.rules import ABSTAIN
 from grader.diagnosis.localize.model import Localization
 from grader.diagnosis.localize.parameters import parameter_line
 from grader.diagnosis.localize.reference import stage_lines, stages_from_trace, trace_reference
@@ -76,8 +77,10 @@ def localize(ex, harness, source: str) -> Localization | None:
             entries, raised = validate(*request(harness, call, train), n_lines)
             log.debug("exercise %s (train=%s): %d stages, %d entries, raised %s", ex.number, train, len(stages),
                       len(entries), raised)
-            found = align(entries, stages, raised, train=train, source=source,
-                          reference=[r for r in reference if not any(r.tensor is s.tensor for s in stages)])
+            found = decide(entries, stages, raised, train=train, source=source,
+                           reference=[r for r in reference if not any(r.tensor is s.tensor for s in stages)])
+            if found is ABSTAIN:
+                return None  # no line can be trusted in evaluation mode: a training-mode trace does not change that
             if found is not None or raised is not None:
                 return found
         return None
