@@ -250,7 +250,8 @@ def bug(source: str, old: str, new: str) -> str:
 
 CASES = [  # exercise, source, the line to point at (by its text), stage, words the evidence must hold
     (1, bug(SELF_ATTENTION, "dim=-1", "dim=-2"), "torch.softmax", "weights", "softmax over dim -2"),
-    (3, bug(CAUSAL, " / math.sqrt(k.shape[-1])", ""), "torch.softmax", "scaled_scores", "softmax of the masked"),
+    # a missing step: where the last matching stage is computed, the line it belongs on or after (issue 21)
+    (3, bug(CAUSAL, " / math.sqrt(k.shape[-1])", ""), "att = q @ k", "scaled_scores", "softmax of the masked"),
     (4, bug(MULTIHEAD, "(att @ v).transpose(1, 2)", "(att @ v).transpose(-1, -2)"), "y.contiguous()", "merged",
      "different arrangement"),
     (1, bug(SELF_ATTENTION, "k.transpose(-2, -1) /", "k.transpose(-2, -1) + 1 /"), "scores =", "scaled_scores", None),

@@ -12,7 +12,7 @@ from grader.diagnosis.localize.explain import MISSING_STEP, REARRANGED
 from grader.diagnosis.localize.model import Localization, Stage, Traced
 from grader.diagnosis.localize.source import (applies_root, attribute_built_at, attribute_uses, attributes_read_at, built_elsewhere,
                                               calls_self,
-                                              in_helper, mask_argument, mask_built_at, mask_value, masking_lines, names_one_value, read_lines,
+                                              in_helper, mask_argument, reads_size, mask_built_at, mask_value, masking_lines, names_one_value, read_lines,
                                               return_after, takes_root)
 from grader.diagnosis.localize.text import label
 
@@ -131,18 +131,23 @@ def built_before(al: Alignment, line: int, how: str | None):
 
     A mask the masking call on `line` reads from elsewhere (a local name, or self.<name> made in the class) is that
     line's suspect unless the difference is the fill value, a softmax or a layout. When the call indexes it otherwise
-    than `m[:n, :n]`, or flips it and the difference is an inversion, the call and the mask are equally suspect: no
-    line. A scalar is the suspect when the difference is a constant factor, it is the one value the line reads from
+    than `m[:n, :n]`, or flips a local mask and the difference is an inversion, the call and the mask are equally
+    suspect: no line; a flipped buffer is the line's own flip. A scalar is the suspect when the difference is a constant factor, it is the one value the line reads from
     elsewhere (a local name, or self.<name> computed in the class), its own statement makes only it
     (`d = x.shape[-1]`, `scale = 1 / math.sqrt(d)`), no other line uses it, and a root is taken of it (at the line,
-    `math.sqrt(d)`, or where it is made): the size inside is what can be wrong. Such a value without a root
+    `math.sqrt(d)`, or where it is made): the size inside is what can be wrong. A size read as it is
+    (`d_k = q.shape[-1]`, then `/ d_k`) is right: the line forgot the root. Any other value without a root
     (`temperature = float(d)`, then `/ temperature`) may be wrong where it is made or where it is used: no line.
     Otherwise (`B, T, C = x.shape`, self.d_out, several values) the line picked it."""
     state, built, inverts, slicing = mask_value(al.source, line)
     mask = mask_argument(al.source, line)
     if state != "here" and (how is None or how.startswith(PATTERN) or not how.startswith(NOT_THE_MASK)):
-        if built is None or slicing == "other" or (inverts and how is not None and "inverted" in how):
-            return ABSTAIN  # several assignments build it, or the call's own index or flip may be what is wrong
+        if inverts and how is not None and "inverted" in how:
+            # flipped on the line: a fixed pattern of the class (a buffer) is flipped by the line; a local mask made
+            # elsewhere may be built the other way round, or flipped wrongly here
+            return None if state == "attribute" else ABSTAIN
+        if built is None or slicing == "other":
+            return ABSTAIN  # several assignments build it, or the call's own index may be what is wrong
         what = f", and {how.removeprefix('it ')}" if how is not None and how.startswith(PATTERN) else ""
         return al.at(built, al.failing, f"{al.prefix()}the mask applied at line {line} is built at line {built}{what}")
     factor = how is not None and how.startswith("it equals the") and " times " in how
@@ -155,6 +160,8 @@ def built_before(al: Alignment, line: int, how: str | None):
     uses = attribute_uses(al.source, line, name[5:]) if name.startswith("self.") else read_lines(al.source, a, name)
     if len(uses) > 1 or not (name.startswith("self.") or names_one_value(al.source, a)):
         return None  # one of several names unpacked together, or a value other lines use too: the line picked it
+    if not (applies_root(al.source, line, name) or takes_root(al.source, a)) and reads_size(al.source, a):
+        return None  # `d_k = q.shape[-1]`, then `/ d_k`: the size is right, the line forgot its root
     if applies_root(al.source, line, name) or takes_root(al.source, a):
         return al.at(a, al.failing, f"{al.prefix()}the tensor at line {line} is the first that differs: "
                                     f"{how.removeprefix('it ')}; it is scaled by {name}, set at line {a}: that value is "
@@ -340,13 +347,15 @@ def scaled_earlier(al: Alignment):
 
 
 def several_masks(al: Alignment):
-    """The picked entry blocks other positions than the failing stage, and several masking calls ran (a padding
-    mask and a causal one, applied one after the other): the first of them never equals the stage, whichever is
-    wrong: no line."""
+    """The picked entry blocks other positions than the failing stage, and several masking calls ran on the scores
+    (a padding mask and a causal one, applied one after the other, before the softmax): the first of them never
+    equals the stage, whichever is wrong: no line."""
     how = al.how[0] if al.same_size else None
     if how is None or not how.startswith(PATTERN):
         return None
-    ran = {e.line for e in al.entries[al.start + 1:]} & masking_lines(al.source)
+    after = al.entries[al.start + 1:]
+    end = next((k for k, e in enumerate(after) if "softmax" in e.op), len(after))
+    ran = {e.line for e in after[:end]} & masking_lines(al.source)  # on the scores: before the softmax
     return ABSTAIN if len(ran) > 1 else None
 
 
@@ -369,16 +378,21 @@ def unused_result(al: Alignment):
 
 def missing_step(al: Alignment):
     """The picked entry is the softmax of the last matched stage: the failing step (scaling, masking) is missing
-    between them, and it belongs on or after the line of that match, which is reported. When the source has a
-    masking call that did not run there (in another branch, or after the softmax), that call or the branch may be
-    what is wrong: no line."""
+    between them, and it belongs on or after the line of that match, which is reported. A masking call that runs
+    after the softmax is the misplaced step: its line. A masking call that never ran (in another branch): that call
+    or the branch may be what is wrong: no line."""
     how, base, cause = al.how
     if al.failing.name not in MISSING_STEP or cause is None or base is None or al.through is None:
         return None
     line, e = al.entries[al.start].line, al.pick[1]
-    ran = {x.line for x in al.entries[:al.pick[0]]}
-    if al.failing.name == "masked_scores" and any(m not in ran for m in masking_lines(al.source)):
-        return ABSTAIN
+    if al.failing.name == "masked_scores" and (masks := masking_lines(al.source)):
+        later = [x.line for x in al.entries[al.pick[0]:] if x.line in masks and x.line != e.line]
+        if later:
+            return al.at(later[0], al.failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the softmax of "
+                                               f"the {label(base.name)}: the mask is applied at line {later[0]}, after "
+                                               f"it, instead of to the scores before it", cause=cause)
+        if masks - {x.line for x in al.entries}:
+            return ABSTAIN
     return al.at(line, al.failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the softmax of the "
                                    f"{label(base.name)}: the {label(al.failing.name)} step is missing; it belongs on or "
                                    f"after line {line}", cause=cause)
@@ -386,14 +400,20 @@ def missing_step(al: Alignment):
 
 def unexplained_elsewhere(al: Alignment):
     """The picked entry differs in no way explain() names, and it only moves, picks or casts values (a split, a
-    slice, a cat), or it reads a value the trace does not follow (a size, a scale, a setting made on another line),
-    or only its size is the failing stage's (another last dimension): the difference may come from elsewhere as
-    well as from the line: no line."""
+    slice, a cat) that another line made, or it reads a value the trace does not follow (a scale, a setting made on
+    another line; not a size read from a shape),
+    or only its size is the failing stage's (another last dimension), or float32 steps precede it (rounding): the
+    difference may come from elsewhere as well as from the line: no line."""
     if not al.how[0].startswith("it differs") or al.pick is None:
         return None
     e = al.pick[1]
-    if e.op in MOVES or untraced_reads(al, e.line) or e.tensor.shape[-1] != al.failing.tensor.shape[-1]:
+    traced = {x.line for x in al.entries}
+    moved = e.op in MOVES and any(a in traced for a in built_elsewhere(al.source, e.line, bases=True).values())
+    sizes = {n: a for n, a in untraced_reads(al, e.line).items() if not reads_size(al.source, a)}
+    if moved or sizes or e.tensor.shape[-1] != al.failing.tensor.shape[-1]:
         return ABSTAIN  # (last: only the size is the failing stage's, by chance: another quantity)
+    if any(x.tensor.dtype == torch.float32 for x in al.entries[:al.pick[0] + 1]):
+        return ABSTAIN  # float32 steps in a float64 trace: the difference may be rounding alone
     return None
 
 

@@ -253,8 +253,8 @@ def mask_value(source: str, line: int, attributes: bool = True) -> tuple[str, in
     """What the mask of the masking call on `line` is made from: (state, where, inverts, slicing).
 
     state: "here" when the call builds it in place from arguments and constants (or there is no such call), "one"
-    when it reads one value built elsewhere (a local name assigned once, or self.<name> made once in the class;
-    where: that line), "several" when which assignment holds it is not known. inverts: the call's own expression
+    when it reads one local name assigned once elsewhere (where: that line), "attribute" when it reads self.<name>
+    made once in the class (where: that line), "several" when which assignment holds it is not known. inverts: the call's own expression
     flips it (`~m`, `m == 0`, `m.logical_not()`). slicing: "none", "prefix" (`m[:n, :n]`, the same bound on each
     dim: the same pattern at a smaller size) or "other" (any other index: the slice decides the pattern too).
     attributes=False leaves self.<name> to the call (a buffer of the full context size is the call's to slice)."""
@@ -297,7 +297,7 @@ def mask_value(source: str, line: int, attributes: bool = True) -> tuple[str, in
         return ("one", next(iter(where)), inverts, slicing) if len(where) == 1 else ("several", None, inverts, slicing)
     if attrs and attributes:
         built = attribute_built_at(source, line, next(iter(attrs)))
-        return ("one", built, inverts, slicing) if built is not None else ("here", None, inverts, slicing)
+        return ("attribute", built, inverts, slicing) if built is not None else ("here", None, inverts, slicing)
     return "here", None, inverts, slicing
 
 
@@ -334,3 +334,25 @@ def in_helper(source: str, line: int) -> bool:
                  or isinstance(n.func, ast.Attribute) and n.func.attr == func.name) for n in ast.walk(tree))
     params = {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)} - {"self"}
     return called and bool(params & set(names_read_at(tree, line)))
+
+
+def reads_size(source: str, line: int) -> bool:
+    """The statement on `line` only reads sizes (`d = q.shape[-1]`, `B, T, C = x.size()`, `n = len(x)`,
+    `nh, hd = self.num_heads, self.head_dim`): values that are what they are."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
+        return False
+
+    def size(v) -> bool:
+        if isinstance(v, ast.Tuple):
+            return all(size(x) for x in v.elts)
+        if isinstance(v, ast.Subscript):
+            v = v.value
+        if isinstance(v, ast.Attribute):
+            return v.attr == "shape" or is_self_attribute(v)
+        if isinstance(v, ast.Call):
+            f = v.func
+            return isinstance(f, ast.Attribute) and f.attr in ("size", "dim") or isinstance(f, ast.Name) and f.id == "len"
+        return isinstance(v, ast.Constant) and isinstance(v.value, int)
+    return size(stmt.value)

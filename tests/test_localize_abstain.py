@@ -1,0 +1,213 @@
+"""The right line or none (issue 21, item 1): the rules that abstain when the first difference may come from a value
+the trace does not follow (a scale, a mask, a size made on another line), and those that name that line when it
+alone explains the difference. Each is tested on its own, without a sandbox."""
+from __future__ import annotations
+
+import torch
+
+from grader.diagnosis import localize as loc
+from grader.diagnosis.localize import rules, source
+
+CLASS = """
+import math
+import torch
+class A(torch.nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.d = d
+        self.scale = 1.0 / math.sqrt(d)
+        self.temperature = float(d)
+        future = torch.ones(n, n).triu()
+        self.register_buffer("future", future.bool())
+        self.register_buffer("causal", torch.ones(n, n).tril())
+    def forward(self, q, k, pad):
+        T = q.shape[1]
+        s1 = q @ k.transpose(-2, -1) * self.scale
+        s2 = s1.masked_fill(self.future[:T, :T], float("-inf"))
+        s3 = s1.masked_fill(self.future[1:T, :T], float("-inf"))
+        keep = pad.view(2, 1, 5)
+        s4 = s1.masked_fill(keep == 0, float("-inf"))
+        s5 = s1.masked_fill(~self.causal.bool(), float("-inf"))
+        s6 = q @ k.transpose(-2, -1) / self.temperature
+        return s2, s3, s4, s5, s6
+"""
+
+
+def line_of(text: str, src: str = CLASS) -> int:
+    return next(i for i, line in enumerate(src.splitlines(), 1) if text in line)
+
+
+def stage(name: str, line: int, t: torch.Tensor) -> loc.Stage:
+    return loc.Stage(name, line, t)
+
+
+def test_what_a_mask_is_made_from():
+    """A buffer (one hop to the local it is made from), a prefix slice, another slice, a flip on the call's line."""
+    s2, s3, s4, s5 = (line_of(f"s{i} = ") for i in (2, 3, 4, 5))
+    assert source.mask_value(CLASS, s2) == ("attribute", line_of("future = torch"), False, "prefix")
+    assert source.mask_value(CLASS, s3)[3] == "other"
+    assert source.mask_value(CLASS, s4) == ("one", line_of("keep = "), True, "none")
+    assert source.mask_value(CLASS, s5) == ("attribute", line_of('"causal"'), True, "none")
+    assert source.mask_value(CLASS, line_of("s6 = "))[0] == "here"  # no masking call
+    assert source.mask_built_at(CLASS, s2) == (False, None)  # a raise: a buffer is the call's to slice
+    assert source.mask_built_at(CLASS, s4) == (True, line_of("keep = "))
+
+
+def test_where_a_setting_of_the_class_is_made():
+    assert source.attribute_built_at(CLASS, line_of("s1 = "), "scale") == line_of("self.scale = ")
+    assert source.attribute_built_at(CLASS, line_of("s1 = "), "d") is None  # a copy of an argument: a setting
+    assert source.attributes_read_at(CLASS, line_of("s1 = ")) == ["scale"]
+    assert source.attribute_uses(CLASS, line_of("s1 = "), "scale") == {line_of("s1 = ")}
+    assert source.applies_root("x = math.sqrt(self.d)\n", 1, "self.d")
+    assert source.reads_size("d = q.shape[-1]\n", 1) and source.reads_size("B, T, C = x.size()\n", 1)
+    assert not source.reads_size("t = float(self.d)\n", 1) and not source.reads_size("hs = C // n\n", 1)
+
+
+def scores_pair(seed: int = 5):
+    g = torch.Generator().manual_seed(seed)
+    s = torch.randn(2, 5, 5, generator=g, dtype=torch.float64)
+    return s, s.masked_fill(torch.ones(5, 5, dtype=torch.bool).triu(1), float("-inf"))
+
+
+def test_a_mask_buffer_sliced_to_size_is_blamed_where_it_is_made():
+    s, masked = scores_pair()
+    stages = [stage("scores", 30, s), stage("masked_scores", 31, masked)]
+    diagonal = s.masked_fill(torch.ones(5, 5, dtype=torch.bool).triu(), float("-inf"))
+    line = line_of("s2 = ")
+    found = rules.value_built_before(loc.Alignment([loc.Traced("masked_fill", line, diagonal)], stages, source=CLASS))
+    assert found is not rules.ABSTAIN and found.line == line_of("future = torch"), found
+    other = loc.Alignment([loc.Traced("masked_fill", line_of("s3 = "), diagonal)], stages, source=CLASS)
+    assert rules.value_built_before(other) is rules.ABSTAIN  # the slice, or the mask: not known
+
+
+def test_an_inverted_mask_flipped_on_the_line_is_not_located():
+    s, masked = scores_pair()
+    stages = [stage("scores", 30, s), stage("masked_scores", 31, masked)]
+    inverted = s.masked_fill(~torch.ones(5, 5, dtype=torch.bool).triu(1), float("-inf"))
+    al = loc.Alignment([loc.Traced("masked_fill", line_of("s4 = "), inverted)], stages, source=CLASS)
+    assert "inverted" in al.how[0] and rules.value_built_before(al) is rules.ABSTAIN
+    flipped = loc.Alignment([loc.Traced("masked_fill", line_of("s5 = "), inverted)], stages, source=CLASS)
+    assert rules.value_built_before(flipped) is None  # a buffer flipped on the line: the line's own flip
+
+
+def scaled(line: int, factor: float, src: str = CLASS) -> loc.Alignment:
+    s, _ = scores_pair()
+    stages = [stage("scores", 30, s), stage("scaled_scores", 31, s / 2)]
+    return loc.Alignment([loc.Traced("matmul", line, s), loc.Traced("mul", line, s / 2 * factor)], stages, source=src)
+
+
+def test_a_scale_made_in_the_class_under_a_root_is_blamed_where_it_is_made():
+    found = rules.value_built_before(scaled(line_of("s1 = "), 1.5))
+    assert found is not rules.ABSTAIN and found.line == line_of("self.scale = "), found
+
+
+def test_a_scale_made_elsewhere_without_a_root_is_not_located():
+    """`temperature = float(d)` then `/ temperature`: the value or its use may be wrong."""
+    assert rules.value_built_before(scaled(line_of("s6 = "), 3.0)) is rules.ABSTAIN
+
+
+def test_a_constant_factor_comes_in_where_an_earlier_stage_is_scaled():
+    g = torch.Generator().manual_seed(6)
+    q, k = torch.randn(2, 5, 4, generator=g, dtype=torch.float64), torch.randn(2, 5, 4, generator=g, dtype=torch.float64)
+    scores = q @ k.transpose(-2, -1)
+    stages = [stage("queries", 10, q), stage("keys", 11, k), stage("scores", 12, scores), stage("scaled_scores", 12, scores / 2)]
+    entries = [loc.Traced("linear", 20, q), loc.Traced("div", 20, q / 2), loc.Traced("linear", 21, k),
+               loc.Traced("div", 21, k / 2), loc.Traced("matmul", 23, scores / 4)]
+    al = loc.Alignment(entries, stages)
+    found = rules.scaled_earlier(al)
+    assert found is not None and found.line == 20, found
+    assert loc.align(entries, stages).line == 20
+
+
+def test_a_missing_step_is_reported_where_the_last_match_is_or_where_the_mask_runs_too_late():
+    s, masked = scores_pair()
+    stages = [stage("scores", 30, s), stage("masked_scores", 31, masked), stage("weights", 32, torch.softmax(masked, -1))]
+    entries = [loc.Traced("matmul", 3, s), loc.Traced("softmax", 5, torch.softmax(s, -1))]
+    plain = "def f(q, k):\n    s = q @ k\n    s = s\n    w = s.softmax(-1)\n    return w\n"
+    found = rules.missing_step(loc.Alignment(entries, stages, source=plain))
+    assert found is not None and found.line == 3 and found.cause == "mask_missing", found
+    branch = "def f(q, k, m):\n    if m is None:\n        s = q @ k\n    else:\n        s = (q @ k).masked_fill(m, 0)\n    return s.softmax(-1)\n"
+    entries = [loc.Traced("matmul", 3, s), loc.Traced("softmax", 6, torch.softmax(s, -1))]
+    assert rules.missing_step(loc.Alignment(entries, stages, source=branch)) is rules.ABSTAIN  # never ran
+    late = "def f(q, k, m):\n    s = q @ k\n    w = s.softmax(-1)\n    w = w.masked_fill(m, 0)\n    return w\n"
+    entries = [loc.Traced("matmul", 2, s), loc.Traced("softmax", 3, torch.softmax(s, -1)), loc.Traced("masked_fill", 4, s)]
+    found = rules.missing_step(loc.Alignment(entries, stages, source=late))
+    assert found is not None and found.line == 4 and "after it" in found.evidence, found  # ran after the softmax
+
+
+def test_an_unexplained_difference_on_a_move_or_an_untraced_value_is_not_located():
+    g = torch.Generator().manual_seed(9)
+    x, y = torch.randn(2, 5, 4, generator=g, dtype=torch.float64), torch.randn(2, 5, 4, generator=g, dtype=torch.float64)
+    stages = [stage("queries", 10, x), stage("scores", 12, x @ x.transpose(-2, -1))]
+    src = "def f(x, n):\n    h = n // 2\n    a = x @ x.transpose(-2, -1)\n    b = a[:, :, :h]\n    return b\n"
+    other = (y @ y.transpose(-2, -1))
+    assert rules.unexplained_elsewhere(loc.Alignment([loc.Traced("linear", 2, x), loc.Traced("split", 4, other)], stages, source=src)) is rules.ABSTAIN
+    assert rules.unexplained_elsewhere(loc.Alignment([loc.Traced("linear", 2, x), loc.Traced("matmul", 4, other)], stages, source=src)) is rules.ABSTAIN  # reads h
+    assert rules.unexplained_elsewhere(loc.Alignment([loc.Traced("linear", 2, x), loc.Traced("matmul", 3, other)], stages, source=src)) is None
+    rounded = [loc.Traced("to", 2, x.float()), loc.Traced("matmul", 3, other)]  # float32 on the way: rounding
+    assert rules.unexplained_elsewhere(loc.Alignment(rounded, stages, source=src)) is rules.ABSTAIN
+    wide = torch.randn(2, 5, 2, 5, generator=g, dtype=torch.float64)  # the size of the scores by chance, another last dim
+    stages = [stage("queries", 10, x), stage("scores", 12, wide)]
+    assert rules.unexplained_elsewhere(loc.Alignment([loc.Traced("linear", 2, x), loc.Traced("linear", 3, torch.randn(2, 5, 10, generator=g, dtype=torch.float64))], stages, source=src)) is rules.ABSTAIN
+
+
+def test_several_masking_calls_that_ran_are_not_located():
+    s, masked = scores_pair()
+    stages = [stage("scores", 30, s), stage("masked_scores", 31, masked)]
+    half = s.masked_fill(torch.ones(5, 5, dtype=torch.bool).triu(3), float("-inf"))
+    src = "def f(s, a, b):\n    s = s.masked_fill(a, -1e9)\n    s = s.masked_fill(b, -1e9)\n    return s\n"
+    entries = [loc.Traced("matmul", 1, s), loc.Traced("masked_fill", 2, half), loc.Traced("masked_fill", 3, masked * 2)]
+    assert rules.several_masks(loc.Alignment(entries, stages, source=src)) is rules.ABSTAIN
+    assert rules.several_masks(loc.Alignment(entries[:2], stages, source=src)) is None
+
+
+def test_a_product_before_the_last_match_means_another_order():
+    g = torch.Generator().manual_seed(4)
+    k, c = torch.randn(2, 5, 4, generator=g, dtype=torch.float64), torch.randn(2, 8, 4, generator=g, dtype=torch.float64)
+    stages = [stage("keys", 10, k), stage("cached_keys", 11, c), stage("scores", 12, torch.randn(2, 5, 8, generator=g, dtype=torch.float64))]
+    entries = [loc.Traced("linear", 2, k), loc.Traced("matmul", 3, k @ k.transpose(-2, -1)), loc.Traced("cat", 5, c),
+               loc.Traced("linear", 6, torch.randn(2, 5, 8, generator=g, dtype=torch.float64))]
+    assert rules.out_of_order(loc.Alignment(entries, stages)) is rules.ABSTAIN
+    assert rules.out_of_order(loc.Alignment([entries[0], entries[2], entries[3]], stages)) is None
+
+
+def test_a_raise_on_a_tensor_shaped_elsewhere_or_in_a_helper():
+    g = torch.Generator().manual_seed(2)
+    q, k = torch.randn(3, 5, 4, generator=g, dtype=torch.float64), torch.randn(3, 5, 4, generator=g, dtype=torch.float64)
+    stages = [stage("queries", 10, q), stage("keys", 11, k), stage("scores", 12, q @ k.transpose(-2, -1))]
+    src = "def f(q, k):\n    kt = k.transpose(0, 1)\n    s = q @ kt\n    return s\n"
+    entries = [loc.Traced("transpose", 2, k.transpose(0, 1))]
+    found = rules.raised_here(loc.Alignment(entries, stages, {"type": "RuntimeError", "line": 3}, source=src))
+    assert found.line == 2 and "shaped (5, 3, 4)" in found.evidence, found
+    right = [loc.Traced("transpose", 2, k.transpose(-2, -1))]
+    ref = [loc.Traced("transpose", 30, k.transpose(-2, -1))]  # a shape the reference has: the raising line
+    assert rules.raised_here(loc.Alignment(right, stages, {"type": "RuntimeError", "line": 3}, source=src, reference=ref)).line == 3
+    helper = "class A:\n    def split(self, t, n):\n        return t.view(n, -1)\n    def forward(self, x):\n        return self.split(x, 7)\n"
+    assert source.in_helper(helper, 3) and not source.in_helper(helper, 5)
+    assert rules.raised_here(loc.Alignment([], stages, {"type": "RuntimeError", "line": 3}, source=helper)) is rules.ABSTAIN
+
+
+def test_a_divergence_on_a_move_or_in_a_shape_the_reference_never_has_is_not_located():
+    g = torch.Generator().manual_seed(1)
+    a, out = torch.randn(2, 3, generator=g, dtype=torch.float64), torch.randn(4, 3, generator=g, dtype=torch.float64)
+    reference = [loc.Traced("mul", 50, a * 2)]
+    assert rules.first_divergence(loc.Alignment([loc.Traced("float", 20, a * 3)], [stage("output", 60, out)], reference=reference)) is rules.ABSTAIN
+    assert rules.first_divergence(loc.Alignment([loc.Traced("mul", 20, torch.ones(5, 5))], [stage("output", 60, out)], reference=reference)) is rules.ABSTAIN
+    assert rules.first_divergence(loc.Alignment([loc.Traced("mul", 20, a * 3)], [stage("output", 60, out)], reference=reference)).line == 20
+
+
+def test_a_large_negative_fill_blocks_as_minus_infinity_does():
+    _, masked = scores_pair()
+    assert loc.matches(masked.masked_fill(torch.isneginf(masked), -1e9), stage("masked_scores", 31, masked))
+    assert not loc.matches(masked.masked_fill(torch.isneginf(masked), 0.0), stage("masked_scores", 31, masked))
+
+
+def test_an_abstention_is_told_from_nothing_to_locate():
+    """decide() returns ABSTAIN, so that the training-mode pass does not name a line the evaluation pass refused."""
+    from grader.diagnosis.localize.align import decide
+
+    s, masked = scores_pair()
+    stages = [stage("scores", 30, s), stage("masked_scores", 31, masked)]
+    src = "def f(s, m):\n    b = m\n    b = b | m\n    return s.masked_fill(b, -1e9)\n"
+    assert decide([loc.Traced("div", 1, s)], stages, {"type": "RuntimeError", "line": 4}, source=src) is rules.ABSTAIN
+    assert decide([loc.Traced("div", 1, s), loc.Traced("masked_fill", 4, masked)], stages, source=src) is None
