@@ -196,6 +196,19 @@ def test_a_divergence_on_a_move_or_in_a_shape_the_reference_never_has_is_not_loc
     assert rules.first_divergence(loc.Alignment([loc.Traced("mul", 20, a * 3)], [stage("output", 60, out)], reference=reference)).line == 20
 
 
+def test_a_divergence_on_a_line_right_elsewhere_with_extra_products_is_not_located():
+    """A tile loop that also computes the tiles the reference skips (above the diagonal): the line that computes a
+    tile the reference never does is right elsewhere; that tile may be extra work, not a wrong value."""
+    g = torch.Generator().manual_seed(3)
+    a, out = torch.randn(2, 3, generator=g, dtype=torch.float64), torch.randn(4, 3, generator=g, dtype=torch.float64)
+    reference = [loc.Traced("matmul", 50, a), loc.Traced("div", 52, a / 3)]
+    entries = [loc.Traced("matmul", 20, a), loc.Traced("matmul", 20, a * 7), loc.Traced("div", 22, a / 5)]
+    al = loc.Alignment(entries, [stage("output", 60, out)], reference=reference)
+    assert rules.first_divergence(al) is rules.ABSTAIN
+    al = loc.Alignment(entries[1:], [stage("output", 60, out)], reference=reference)
+    assert rules.first_divergence(al).line == 20  # as many products: a wrong value
+
+
 def test_a_large_negative_fill_blocks_as_minus_infinity_does():
     _, masked = scores_pair()
     assert loc.matches(masked.masked_fill(torch.isneginf(masked), -1e9), stage("masked_scores", 31, masked))
@@ -211,3 +224,14 @@ def test_an_abstention_is_told_from_nothing_to_locate():
     src = "def f(s, m):\n    b = m\n    b = b | m\n    return s.masked_fill(b, -1e9)\n"
     assert decide([loc.Traced("div", 1, s)], stages, {"type": "RuntimeError", "line": 4}, source=src) is rules.ABSTAIN
     assert decide([loc.Traced("div", 1, s), loc.Traced("masked_fill", 4, masked)], stages, source=src) is None
+
+
+def test_keys_computed_twice_where_the_values_belong():
+    g = torch.Generator().manual_seed(11)
+    q, k, v = (torch.randn(2, 5, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    stages = [stage("queries", 10, q), stage("keys", 11, k), stage("values", 12, v)]
+    entries = [loc.Traced("linear", 20, q), loc.Traced("linear", 21, k), loc.Traced("linear", 22, k),
+               loc.Traced("transpose", 23, k.transpose(-2, -1))]
+    found = rules.computed_twice(loc.Alignment(entries, stages))
+    assert found is not None and found.line == 22 and found.stage == "values", found
+    assert rules.computed_twice(loc.Alignment([entries[0], entries[1], entries[3]], stages)) is None  # a transpose: not again

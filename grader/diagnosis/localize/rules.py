@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from grader.diagnosis.layout import affine, close, rtol_for
-from grader.diagnosis.localize.alignment import Alignment
+from grader.diagnosis.localize.alignment import Alignment, also_computed
 from grader.diagnosis.localize.compare import PARALLEL, matches, part_dims, shaped_as
 from grader.diagnosis.localize.explain import MISSING_STEP, REARRANGED
 from grader.diagnosis.localize.model import Localization, Stage, Traced
@@ -217,6 +217,9 @@ def first_divergence(al: Alignment):
     if not ends:
         return None
     e = ends[0][1]
+    if products(al.entries) > products(al.reference) and any(x.line == e.line and also_computed(x, al.reference)
+                                                             for x in al.entries):
+        return ABSTAIN  # more products than the reference, on a line that is right elsewhere: extra work, maybe
     if e.op in MOVES:
         return ABSTAIN  # a slice, cast or rearrangement differs: what it was taken from, or how, is not known
     if tuple(e.tensor.shape) not in {tuple(r.tensor.shape) for r in al.reference} | {tuple(s.tensor.shape) for s in al.stages}:
@@ -225,6 +228,22 @@ def first_divergence(al: Alignment):
         return found
     return al.at(e.line, al.failing, f"the tensor at line {e.line} ({e.op}) is the first that differs: the reference "
                                      f"computes no tensor equal to it (shape {tuple(e.tensor.shape)})")
+
+
+def computed_twice(al: Alignment):
+    """Queries, keys or values not reproduced, while another of them is computed on two lines (`value =
+    self.W_key(x)` after `key = self.W_key(x)`): the second line computes it again where the failing one belongs."""
+    if al.failing.name not in PARALLEL:
+        return None
+    for s in al.earlier:
+        if s.name not in PARALLEL:
+            continue
+        lines = list(dict.fromkeys(e.line for e in al.entries if e.op not in MOVES and e.tensor.numel() == s.tensor.numel()
+                                   and matches(e.tensor, s, parts=False)))
+        if len(lines) == 2:
+            return al.at(lines[1], al.failing, f"line {lines[1]} computes the {label(s.name)} again (as line {lines[0]} "
+                                               f"does) where the {label(al.failing.name)} are expected", None)
+    return None
 
 
 def scrambled_layout(al: Alignment):
