@@ -56,6 +56,10 @@ def test_what_a_mask_is_made_from():
 def test_where_a_setting_of_the_class_is_made():
     assert source.attribute_built_at(CLASS, line_of("s1 = "), "scale") == line_of("self.scale = ")
     assert source.attribute_built_at(CLASS, line_of("s1 = "), "d") is None  # a copy of an argument: a setting
+    pair = "class A:\n    def __init__(self, d, h):\n        self.d, self.h = d, h\n    def f(self):\n        return self.d\n"
+    assert source.attribute_built_at(pair, 5, "d") is None
+    named = "class A:\n    def __init__(self, n):\n        b = tril(n)\n        self.register_buffer('m', b)\n    def f(self):\n        return self.m\n"
+    assert source.attribute_built_at(named, 6, "m") == 3  # a buffer registered by name: where that local is made
     assert source.attributes_read_at(CLASS, line_of("s1 = ")) == ["scale"]
     assert source.attribute_uses(CLASS, line_of("s1 = "), "scale") == {line_of("s1 = ")}
     assert source.applies_root("x = math.sqrt(self.d)\n", 1, "self.d")
@@ -88,6 +92,8 @@ def test_an_inverted_mask_flipped_on_the_line_is_not_located():
     assert "inverted" in al.how[0] and rules.value_built_before(al) is rules.ABSTAIN
     flipped = loc.Alignment([loc.Traced("masked_fill", line_of("s5 = "), inverted)], stages, source=CLASS)
     assert rules.value_built_before(flipped) is None  # a buffer flipped on the line: the line's own flip
+    as_is = loc.Alignment([loc.Traced("masked_fill", line_of("s2 = "), inverted)], stages, source=CLASS)
+    assert rules.value_built_before(as_is) is rules.ABSTAIN  # a buffer used as it is: built or used the wrong way
 
 
 def scaled(line: int, factor: float, src: str = CLASS) -> loc.Alignment:
@@ -124,8 +130,12 @@ def test_a_missing_step_is_reported_where_the_last_match_is_or_where_the_mask_ru
     stages = [stage("scores", 30, s), stage("masked_scores", 31, masked), stage("weights", 32, torch.softmax(masked, -1))]
     entries = [loc.Traced("matmul", 3, s), loc.Traced("softmax", 5, torch.softmax(s, -1))]
     plain = "def f(q, k):\n    s = q @ k\n    s = s\n    w = s.softmax(-1)\n    return w\n"
-    found = rules.missing_step(loc.Alignment(entries, stages, source=plain))
-    assert found is not None and found.line == 3 and found.cause == "mask_missing", found
+    assert rules.missing_step(loc.Alignment(entries, stages, source=plain)) is rules.ABSTAIN  # a mask: where is taste
+    unscaled = [stage("scores", 30, s), stage("scaled_scores", 31, s / 2), stage("weights", 32, torch.softmax(s / 2, -1))]
+    assert rules.missing_step(loc.Alignment(entries, unscaled, source=plain)) is rules.ABSTAIN  # two lines: either
+    one = [loc.Traced("matmul", 4, s), loc.Traced("softmax", 4, torch.softmax(s, -1))]  # softmax(q @ k) on one line
+    found = rules.missing_step(loc.Alignment(one, unscaled, source=plain))
+    assert found is not None and found.line == 4 and found.cause == "no_scaling", found
     branch = "def f(q, k, m):\n    if m is None:\n        s = q @ k\n    else:\n        s = (q @ k).masked_fill(m, 0)\n    return s.softmax(-1)\n"
     entries = [loc.Traced("matmul", 3, s), loc.Traced("softmax", 6, torch.softmax(s, -1))]
     assert rules.missing_step(loc.Alignment(entries, stages, source=branch)) is rules.ABSTAIN  # never ran
@@ -182,6 +192,9 @@ def test_a_raise_on_a_tensor_shaped_elsewhere_or_in_a_helper():
     right = [loc.Traced("transpose", 2, k.transpose(-2, -1))]
     ref = [loc.Traced("transpose", 30, k.transpose(-2, -1))]  # a shape the reference has: the raising line
     assert rules.raised_here(loc.Alignment(right, stages, {"type": "RuntimeError", "line": 3}, source=src, reference=ref)).line == 3
+    alias = "def f(q, k, x):\n    src = x\n    s = q @ src\n    return s\n"
+    assert source.aliases(alias, 2) and not source.aliases(alias, 3)
+    assert rules.raised_here(loc.Alignment([], stages, {"type": "RuntimeError", "line": 3}, source=alias)) is rules.ABSTAIN
     helper = "class A:\n    def split(self, t, n):\n        return t.view(n, -1)\n    def forward(self, x):\n        return self.split(x, 7)\n"
     assert source.in_helper(helper, 3) and not source.in_helper(helper, 5)
     assert rules.raised_here(loc.Alignment([], stages, {"type": "RuntimeError", "line": 3}, source=helper)) is rules.ABSTAIN
@@ -235,3 +248,18 @@ def test_keys_computed_twice_where_the_values_belong():
     found = rules.computed_twice(loc.Alignment(entries, stages))
     assert found is not None and found.line == 22 and found.stage == "values", found
     assert rules.computed_twice(loc.Alignment([entries[0], entries[1], entries[3]], stages)) is None  # a transpose: not again
+
+
+def test_a_layout_built_over_several_lines_is_not_located():
+    g = torch.Generator().manual_seed(12)
+    ctx = torch.randn(2, 3, 5, 4, generator=g, dtype=torch.float64)
+    merged = ctx.transpose(1, 2).reshape(2, 5, 12)
+    stages = [stage("context", 10, ctx), stage("merged", 11, merged)]
+    src = "def f(y):\n    y = y @ y\n    t = y.transpose(-1, -2)\n    m = t.reshape(2, 5, 12)\n    return m\n"
+    entries = [loc.Traced("matmul", 2, ctx), loc.Traced("transpose", 3, ctx.transpose(-1, -2)),
+               loc.Traced("reshape", 4, ctx.transpose(-1, -2).reshape(2, 5, 12))]
+    assert rules.moved_before(loc.Alignment(entries, stages, source=src), entries[2])
+    assert rules.scrambled_layout(loc.Alignment(entries, stages, source=src)) is rules.ABSTAIN
+    one = "def f(y):\n    y = y @ y\n    m = y.transpose(-1, -2).reshape(2, 5, 12)\n    return m\n"
+    entries = [entries[0], loc.Traced("transpose", 3, ctx.transpose(-1, -2)), loc.Traced("reshape", 3, entries[2].tensor)]
+    assert rules.scrambled_layout(loc.Alignment(entries, stages, source=one)).line == 3  # one line: that line

@@ -12,7 +12,7 @@ from grader.diagnosis.localize.explain import MISSING_STEP, REARRANGED
 from grader.diagnosis.localize.model import Localization, Stage, Traced
 from grader.diagnosis.localize.source import (applies_root, attribute_built_at, attribute_uses, attributes_read_at, built_elsewhere,
                                               calls_self,
-                                              in_helper, mask_argument, reads_size, mask_built_at, mask_value, masking_lines, names_one_value, read_lines,
+                                              aliases, in_helper, mask_argument, reads_size, mask_built_at, mask_value, masking_lines, names_one_value, read_lines,
                                               return_after, takes_root)
 from grader.diagnosis.localize.text import label
 
@@ -87,6 +87,18 @@ def shaped_elsewhere(al: Alignment, line: int) -> tuple[int, Traced] | None:
     return None
 
 
+def moved_before(al: Alignment, e: Traced) -> bool:
+    """The entry only moves values, and its line reads a tensor that another line made by moving values too
+    (`y = y.transpose(-1, -2)`, then `y = y.view(B, T, C)`): a layout built over several lines."""
+    if e.op not in MOVES:
+        return False
+    for a in built_elsewhere(al.source, e.line, bases=True).values():
+        made = [x for x in al.entries if x.line == a]
+        if made and made[-1].op in MOVES:
+            return True
+    return False
+
+
 def products(entries: list[Traced]) -> int:
     """How many matrix products a trace holds (a block loop's iterations show in them)."""
     return sum(e.op in PRODUCTS for e in entries)
@@ -131,8 +143,8 @@ def built_before(al: Alignment, line: int, how: str | None):
 
     A mask the masking call on `line` reads from elsewhere (a local name, or self.<name> made in the class) is that
     line's suspect unless the difference is the fill value, a softmax or a layout. When the call indexes it otherwise
-    than `m[:n, :n]`, or flips a local mask and the difference is an inversion, the call and the mask are equally
-    suspect: no line; a flipped buffer is the line's own flip. A scalar is the suspect when the difference is a constant factor, it is the one value the line reads from
+    than `m[:n, :n]`, or the difference is an inversion of a buffer used as it is or of a local mask flipped on the
+    line, the call and the mask are equally suspect: no line; a buffer flipped on the line is the line's own flip. A scalar is the suspect when the difference is a constant factor, it is the one value the line reads from
     elsewhere (a local name, or self.<name> computed in the class), its own statement makes only it
     (`d = x.shape[-1]`, `scale = 1 / math.sqrt(d)`), no other line uses it, and a root is taken of it (at the line,
     `math.sqrt(d)`, or where it is made): the size inside is what can be wrong. A size read as it is
@@ -142,10 +154,10 @@ def built_before(al: Alignment, line: int, how: str | None):
     state, built, inverts, slicing = mask_value(al.source, line)
     mask = mask_argument(al.source, line)
     if state != "here" and (how is None or how.startswith(PATTERN) or not how.startswith(NOT_THE_MASK)):
-        if inverts and how is not None and "inverted" in how:
-            # flipped on the line: a fixed pattern of the class (a buffer) is flipped by the line; a local mask made
-            # elsewhere may be built the other way round, or flipped wrongly here
-            return None if state == "attribute" else ABSTAIN
+        if how is not None and "inverted" in how and (inverts or state == "attribute"):
+            # a buffer flipped on the line: the line's own flip; a buffer used as it is (a pattern of allowed
+            # positions used as blocked ones) or a local mask flipped here: built the other way round, or used so
+            return None if inverts and state == "attribute" else ABSTAIN
         if built is None or slicing == "other":
             return ABSTAIN  # several assignments build it, or the call's own index may be what is wrong
         what = f", and {how.removeprefix('it ')}" if how is not None and how.startswith(PATTERN) else ""
@@ -253,6 +265,8 @@ def scrambled_layout(al: Alignment):
     i, e, s = al.scrambled
     if s is al.failing and (swapped := swapped_roles(al, e.line)) is not None:
         return swapped
+    if moved_before(al, e):
+        return ABSTAIN  # rearranged over several lines: which of the moves is wrong is not known
     before = [p for p in al.stages[:al.stages.index(s)] if al.match[p.name] is not None]
     return al.at(e.line, s, f"the tensor at line {e.line} ({e.op}) holds the values of the {label(s.name)} in a different "
                             f"arrangement (a wrong transpose, view or reshape)", before[-1] if before else None,
@@ -282,6 +296,8 @@ def raised_here(al: Alignment):
                                         f"mask built at line {built}, before computing the {label(al.failing.name)}")
     if in_helper(al.source, raised["line"]):
         return ABSTAIN  # raised in a helper on what a caller passed: which call, and which argument, is not known
+    if any(aliases(al.source, a) for a in built_elsewhere(al.source, raised["line"]).values()):
+        return ABSTAIN  # it reads another name for an argument (`src = x`): the name chosen there may be the mistake
     if (shaped := shaped_elsewhere(al, raised["line"])) is not None:
         a, e = shaped
         return al.at(a, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, on the tensor "
@@ -397,21 +413,24 @@ def unused_result(al: Alignment):
 
 def missing_step(al: Alignment):
     """The picked entry is the softmax of the last matched stage: the failing step (scaling, masking) is missing
-    between them, and it belongs on or after the line of that match, which is reported. A masking call that runs
-    after the softmax is the misplaced step: its line. A masking call that never ran (in another branch): that call
-    or the branch may be what is wrong: no line."""
+    between them. A missing scale belongs on the line of that match or on the softmax line: reported only when they
+    are one line (`softmax(q @ k.T)`), else no line. A masking call that runs after the softmax is the misplaced
+    step: its line. Any other missing mask: no line (it belongs on the scores line, the next or the softmax, a
+    matter of taste; or a masking call in a branch that did not run)."""
     how, base, cause = al.how
     if al.failing.name not in MISSING_STEP or cause is None or base is None or al.through is None:
         return None
     line, e = al.entries[al.start].line, al.pick[1]
-    if al.failing.name == "masked_scores" and (masks := masking_lines(al.source)):
+    if al.failing.name != "masked_scores" and line != e.line:
+        return ABSTAIN  # a missing scale belongs on the scores line or on the softmax line: either is as right
+    if al.failing.name == "masked_scores":
+        masks = masking_lines(al.source)
         later = [x.line for x in al.entries[al.pick[0]:] if x.line in masks and x.line != e.line]
         if later:
             return al.at(later[0], al.failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the softmax of "
                                                f"the {label(base.name)}: the mask is applied at line {later[0]}, after "
                                                f"it, instead of to the scores before it", cause=cause)
-        if masks - {x.line for x in al.entries}:
-            return ABSTAIN
+        return ABSTAIN  # where a missing mask belongs (this line, the next, the softmax) is a matter of taste
     return al.at(line, al.failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the softmax of the "
                                    f"{label(base.name)}: the {label(al.failing.name)} step is missing; it belongs on or "
                                    f"after line {line}", cause=cause)

@@ -231,9 +231,11 @@ def attribute_built_at(source: str, line: int, name: str) -> int | None:
     if len(defs) != 1:
         return None
     (a, value), = defs.items()
-    if isinstance(value, (ast.Name, ast.Constant)):
-        return None
     func = function_at(tree, a)
+    params = {x.arg for x in ast.walk(func.args) if isinstance(x, ast.arg)} if func is not None else set()
+    if isinstance(value, ast.Constant) or isinstance(value, ast.Name) and (value.id in params or func is None) \
+            or isinstance(value, ast.Tuple) and all(isinstance(x, (ast.Name, ast.Constant)) for x in value.elts):
+        return None  # `self.d = d`, `self.d, self.h = d, h`: settings
     if func is not None:
         made = [n.id for n in ast.walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                 and n.id not in {x.arg for x in ast.walk(func.args) if isinstance(x, ast.arg)}]
@@ -356,3 +358,11 @@ def reads_size(source: str, line: int) -> bool:
             return isinstance(f, ast.Attribute) and f.attr in ("size", "dim") or isinstance(f, ast.Name) and f.id == "len"
         return isinstance(v, ast.Constant) and isinstance(v.value, int)
     return size(stmt.value)
+
+
+def aliases(source: str, line: int) -> bool:
+    """The statement on `line` only gives another name to a value (`src = x`, `kv = context`)."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+        and isinstance(stmt.value, ast.Name)
