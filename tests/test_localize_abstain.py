@@ -149,16 +149,22 @@ def test_an_unexplained_difference_on_a_move_or_an_untraced_value_is_not_located
     g = torch.Generator().manual_seed(9)
     x, y = torch.randn(2, 5, 4, generator=g, dtype=torch.float64), torch.randn(2, 5, 4, generator=g, dtype=torch.float64)
     stages = [stage("queries", 10, x), stage("scores", 12, x @ x.transpose(-2, -1))]
-    src = "def f(x, n):\n    h = n // 2\n    a = x @ x.transpose(-2, -1)\n    b = a[:, :, :h]\n    return b\n"
+    src = "def f(x, n):\n    h = float(n)\n    a = x @ x.transpose(-2, -1)\n    b = a[:, :, :n]\n    c = a * h\n    return b, c\n"
     other = (y @ y.transpose(-2, -1))
-    assert rules.unexplained_elsewhere(loc.Alignment([loc.Traced("linear", 2, x), loc.Traced("split", 4, other)], stages, source=src)) is rules.ABSTAIN
-    assert rules.unexplained_elsewhere(loc.Alignment([loc.Traced("linear", 2, x), loc.Traced("matmul", 4, other)], stages, source=src)) is rules.ABSTAIN  # reads h
-    assert rules.unexplained_elsewhere(loc.Alignment([loc.Traced("linear", 2, x), loc.Traced("matmul", 3, other)], stages, source=src)) is None
-    rounded = [loc.Traced("to", 2, x.float()), loc.Traced("matmul", 3, other)]  # float32 on the way: rounding
+
+    def at(op: str, line: int) -> loc.Alignment:
+        return loc.Alignment([loc.Traced("matmul", 3, x), loc.Traced(op, line, other)], stages, source=src)
+
+    assert rules.unexplained_elsewhere(at("__getitem__", 4)) is rules.ABSTAIN  # picks from line 3's tensor
+    assert rules.unexplained_elsewhere(at("mul", 5)) is rules.ABSTAIN  # reads h, made on line 2 (not a size)
+    assert rules.unexplained_elsewhere(at("matmul", 3)) is None
+    rounded = [loc.Traced("to", 3, x.float()), loc.Traced("matmul", 3, other)]  # float32 on the way: rounding
     assert rules.unexplained_elsewhere(loc.Alignment(rounded, stages, source=src)) is rules.ABSTAIN
     wide = torch.randn(2, 5, 2, 5, generator=g, dtype=torch.float64)  # the size of the scores by chance, another last dim
     stages = [stage("queries", 10, x), stage("scores", 12, wide)]
-    assert rules.unexplained_elsewhere(loc.Alignment([loc.Traced("linear", 2, x), loc.Traced("linear", 3, torch.randn(2, 5, 10, generator=g, dtype=torch.float64))], stages, source=src)) is rules.ABSTAIN
+    wider = torch.randn(2, 5, 10, generator=g, dtype=torch.float64)
+    al = loc.Alignment([loc.Traced("matmul", 3, x), loc.Traced("linear", 3, wider)], stages, source=src)
+    assert rules.unexplained_elsewhere(al) is rules.ABSTAIN
 
 
 def test_several_masking_calls_that_ran_are_not_located():
@@ -263,3 +269,41 @@ def test_a_layout_built_over_several_lines_is_not_located():
     one = "def f(y):\n    y = y @ y\n    m = y.transpose(-1, -2).reshape(2, 5, 12)\n    return m\n"
     entries = [entries[0], loc.Traced("transpose", 3, ctx.transpose(-1, -2)), loc.Traced("reshape", 3, entries[2].tensor)]
     assert rules.scrambled_layout(loc.Alignment(entries, stages, source=one)).line == 3  # one line: that line
+
+
+def test_a_layout_moved_over_reassigned_names_or_by_an_index_made_elsewhere_is_not_located():
+    g = torch.Generator().manual_seed(13)
+    ctx = torch.randn(2, 3, 5, 4, generator=g, dtype=torch.float64)
+    stages = [stage("context", 10, ctx), stage("merged", 11, ctx.transpose(1, 2).reshape(2, 5, 12))]
+    src = "def f(y, n):\n    y = y @ y\n    y = y.transpose(-1, -2)\n    y = y.reshape(2, 5, 12)\n    return y\n"
+    assert source.assigned_before(src, 4) == {"y": 3}
+    entries = [loc.Traced("matmul", 2, ctx), loc.Traced("transpose", 3, ctx.transpose(-1, -2)),
+               loc.Traced("reshape", 4, ctx.transpose(-1, -2).reshape(2, 5, 12))]
+    assert rules.scrambled_layout(loc.Alignment(entries, stages, source=src)) is rules.ABSTAIN
+    index = "def f(y, n):\n    y = y @ y\n    i = torch.arange(n) % 2\n    z = y.index_select(1, i)\n    return z\n"
+    entries = [loc.Traced("matmul", 2, ctx), loc.Traced("index_select", 4, ctx.flip(1))]
+    stages = [stage("context", 10, ctx), stage("merged", 11, ctx * 2)]
+    assert rules.scrambled_layout(loc.Alignment(entries, stages, source=index)) is rules.ABSTAIN
+
+
+def test_roles_are_swapped_only_when_the_scores_combine_other_roles():
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(3, 2, 5, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    stages = [stage("queries", 5, q), stage("keys", 6, k), stage("values", 7, v), stage("scores", 8, q @ k.transpose(-2, -1))]
+    entries = [loc.Traced("linear", 20, x) for x in (q, k, v)]
+    al = loc.Alignment(entries + [loc.Traced("matmul", 24, k @ v.transpose(-2, -1))], stages)
+    assert rules.other_roles(al.entries[-1].tensor, al) and rules.swapped_roles(al, 24).line == 20
+    other = torch.randn(3, 2, 5, 5, generator=g, dtype=torch.float64)  # a layout gone wrong inside a helper
+    al = loc.Alignment(entries + [loc.Traced("matmul", 24, other)], stages)
+    assert not rules.other_roles(other, al) and rules.swapped_roles(al, 24) is None
+
+
+def test_a_missing_dropout_is_located_where_the_weights_are_made():
+    g = torch.Generator().manual_seed(14)
+    s, v = torch.randn(2, 5, 5, generator=g, dtype=torch.float64), torch.randn(2, 5, 4, generator=g, dtype=torch.float64)
+    w = torch.softmax(s, -1)
+    dropped = torch.where(torch.rand(2, 5, 5, generator=g) < 0.5, 0.0, 2 * w).double()
+    stages = [stage("weights", 30, w), stage("dropped_weights", 31, dropped), stage("context", 32, dropped @ v)]
+    entries = [loc.Traced("softmax", 7, w), loc.Traced("matmul", 9, w @ v)]
+    found = rules.training_pass(loc.Alignment(entries, stages, train=True))
+    assert found is not None and found.line == 7 and "used without it at line 9" in found.evidence, found

@@ -12,7 +12,7 @@ from grader.diagnosis.localize.explain import MISSING_STEP, REARRANGED
 from grader.diagnosis.localize.model import Localization, Stage, Traced
 from grader.diagnosis.localize.source import (applies_root, attribute_built_at, attribute_uses, attributes_read_at, built_elsewhere,
                                               calls_self,
-                                              aliases, in_helper, mask_argument, reads_size, mask_built_at, mask_value, masking_lines, names_one_value, read_lines,
+                                              aliases, assigned_before, in_helper, makes_tensor, mask_argument, reads_size, mask_built_at, mask_value, masking_lines, names_one_value, read_lines,
                                               return_after, takes_root)
 from grader.diagnosis.localize.text import label
 
@@ -92,7 +92,7 @@ def moved_before(al: Alignment, e: Traced) -> bool:
     (`y = y.transpose(-1, -2)`, then `y = y.view(B, T, C)`): a layout built over several lines."""
     if e.op not in MOVES:
         return False
-    for a in built_elsewhere(al.source, e.line, bases=True).values():
+    for a in assigned_before(al.source, e.line).values():
         made = [x for x in al.entries if x.line == a]
         if made and made[-1].op in MOVES:
             return True
@@ -123,6 +123,23 @@ def rearranged_input(al: Alignment, before: int) -> tuple[int, Traced, Stage] | 
     return min(found, key=lambda f: f[0]) if found else None
 
 
+def other_roles(c: torch.Tensor, al: Alignment) -> bool:
+    """c is the product of two of the reference's queries, keys and values other than queries times keys."""
+    by = {s.name: s.tensor.double() for s in al.stages if s.name in ("queries", "keys", "values")}
+    if len(by) != 3:
+        return False
+    pairs = [(a, b) for a in by for b in by if a != b and (a, b) != ("queries", "keys")]
+    for a, b in pairs:
+        x, y = by[a], by[b]
+        if x.shape[-1] != y.shape[-1]:
+            continue
+        t = x @ y.transpose(-2, -1)
+        if t.numel() == c.numel() and any(close(z.double(), t, rtol_for(c) * 10) or (k := affine(z.double(), t, rtol_for(c) * 10))
+                                          and k[0] == "ratio" for z in shaped_as(c, t)):
+            return True
+    return False
+
+
 def swapped_roles(al: Alignment, line: int) -> Localization | None:
     """Queries, keys and values each computed right, by one call that returns them together (a fused split), but
     the scores combine the wrong ones: the roles are assigned in another order on that line."""
@@ -131,6 +148,9 @@ def swapped_roles(al: Alignment, line: int) -> Localization | None:
     where = {al.entries[al.match[n]].line for n in ("queries", "keys", "values")}
     if len(where) != 1 or line in where:
         return None
+    at_line = [e for e in al.entries if e.line == line and e.tensor.numel() == al.failing.tensor.numel()]
+    if not any(other_roles(e.tensor, al) for e in at_line):
+        return None  # not a product of other roles: something else (a layout inside a helper) differs
     split = where.pop()
     return al.at(split, al.failing, f"line {split} computes the queries, keys and values, but the scores at line {line} "
                                     f"combine other ones than the reference's queries and keys: the results of line "
@@ -144,7 +164,8 @@ def built_before(al: Alignment, line: int, how: str | None):
     A mask the masking call on `line` reads from elsewhere (a local name, or self.<name> made in the class) is that
     line's suspect unless the difference is the fill value, a softmax or a layout. When the call indexes it otherwise
     than `m[:n, :n]`, or the difference is an inversion of a buffer used as it is or of a local mask flipped on the
-    line, the call and the mask are equally suspect: no line; a buffer flipped on the line is the line's own flip. A scalar is the suspect when the difference is a constant factor, it is the one value the line reads from
+    line, the call and the mask are equally suspect: no line; a buffer flipped on the line is the line's own flip.
+    A scalar is the suspect when the difference is a constant factor, it is the one value the line reads from
     elsewhere (a local name, or self.<name> computed in the class), its own statement makes only it
     (`d = x.shape[-1]`, `scale = 1 / math.sqrt(d)`), no other line uses it, and a root is taken of it (at the line,
     `math.sqrt(d)`, or where it is made): the size inside is what can be wrong. A size read as it is
@@ -206,7 +227,8 @@ def dropout_misplaced(al: Alignment):
 
 
 def training_pass(al: Alignment):
-    """In training mode anything else that differs may be other random draws: only a missing dropout is located."""
+    """In training mode anything else that differs may be other random draws: only a missing dropout is located,
+    at the line making the weights it belongs after (the line using them may be another: labelled less often)."""
     if not al.train:
         return None
     f = al.failing
@@ -214,8 +236,9 @@ def training_pass(al: Alignment):
         if f.name == "dropped_weights" and al.match.get("weights") is not None else None
     if pick is None or any("dropout" in x.op for x in al.entries):
         return ABSTAIN
-    return al.at(pick.line, f, f"{al.prefix()}no dropout is applied in training mode: the tensor at line "
-                               f"{pick.line} ({pick.op}) uses the attention weights without it")
+    weights = al.entries[al.match["weights"]].line  # where the dropout belongs: after the weights are made
+    return al.at(weights, f, f"{al.prefix()}no dropout is applied in training mode: the attention weights of line "
+                             f"{weights} are used without it at line {pick.line} ({pick.op})")
 
 
 def first_divergence(al: Alignment):
@@ -267,6 +290,9 @@ def scrambled_layout(al: Alignment):
         return swapped
     if moved_before(al, e):
         return ABSTAIN  # rearranged over several lines: which of the moves is wrong is not known
+    if any(not n.startswith("self.") and not reads_size(al.source, a) and makes_tensor(al.source, a)
+           for n, a in untraced_reads(al, e.line).items()):
+        return ABSTAIN  # arranged by a tensor made elsewhere from constants (an index, a permutation)
     before = [p for p in al.stages[:al.stages.index(s)] if al.match[p.name] is not None]
     return al.at(e.line, s, f"the tensor at line {e.line} ({e.op}) holds the values of the {label(s.name)} in a different "
                             f"arrangement (a wrong transpose, view or reshape)", before[-1] if before else None,

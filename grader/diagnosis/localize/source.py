@@ -366,3 +366,27 @@ def aliases(source: str, line: int) -> bool:
     stmt = statement_at(tree, line) if tree is not None else None
     return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
         and isinstance(stmt.value, ast.Name)
+
+
+def assigned_before(source: str, line: int) -> dict[str, int]:
+    """{name: line} for the local names the statement on `line` reads (with the names whose attributes it reads),
+    each with its last assignment above `line` in the same function (`y = y.transpose(1, 2)` the line before)."""
+    tree = parse(source)
+    func = function_at(tree, line) if tree is not None else None
+    if func is None:
+        return {}
+    found = {}
+    for name in names_read_at(tree, line, bases=True):
+        above = [a for a in assigned_lines(func, name) if a < line]
+        if above:
+            found[name] = max(above)
+    return found
+
+
+def makes_tensor(source: str, line: int) -> bool:
+    """The statement on `line` calls into torch (`i = torch.arange(n) % g`): a tensor made from constants."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    return stmt is not None and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                                    and isinstance(n.func.value, ast.Name) and n.func.value.id == "torch"
+                                    for n in ast.walk(stmt))
