@@ -280,6 +280,8 @@ def test_a_layout_moved_over_reassigned_names_or_by_an_index_made_elsewhere_is_n
     entries = [loc.Traced("matmul", 2, ctx), loc.Traced("transpose", 3, ctx.transpose(-1, -2)),
                loc.Traced("reshape", 4, ctx.transpose(-1, -2).reshape(2, 5, 12))]
     assert rules.scrambled_layout(loc.Alignment(entries, stages, source=src)) is rules.ABSTAIN
+    repeat = [entries[0], entries[1], loc.Traced("repeat", 4, entries[2].tensor)]  # a repeat picks by its arguments
+    assert not rules.moved_before(loc.Alignment(repeat, stages, source=src), repeat[2])
     index = "def f(y, n):\n    y = y @ y\n    i = torch.arange(n) % 2\n    z = y.index_select(1, i)\n    return z\n"
     entries = [loc.Traced("matmul", 2, ctx), loc.Traced("index_select", 4, ctx.flip(1))]
     stages = [stage("context", 10, ctx), stage("merged", 11, ctx * 2)]

@@ -24,6 +24,8 @@ class Abstain:
 
 ABSTAIN = Abstain()
 PATTERN = ("it blocks", "it leaves", "it also blocks")  # how a mask's blocked positions differ (not its fill value)
+REARRANGE = {"transpose", "permute", "view", "reshape", "contiguous", "flatten", "unflatten", "T", "mT", "movedim",
+             "swapaxes", "squeeze", "unsqueeze", "view_as", "reshape_as", "t"}  # the same values, laid out otherwise
 PRODUCTS = {"matmul", "bmm", "einsum", "__matmul__", "mm", "baddbmm"}
 MOVES = {"split", "chunk", "unbind", "__getitem__", "cat", "stack", "view", "reshape", "transpose", "permute", "contiguous",
          "flatten", "unflatten", "narrow", "select", "expand", "expand_as", "repeat", "repeat_interleave", "index_select",
@@ -88,13 +90,14 @@ def shaped_elsewhere(al: Alignment, line: int) -> tuple[int, Traced] | None:
 
 
 def moved_before(al: Alignment, e: Traced) -> bool:
-    """The entry only moves values, and its line reads a tensor that another line made by moving values too
-    (`y = y.transpose(-1, -2)`, then `y = y.view(B, T, C)`): a layout built over several lines."""
-    if e.op not in MOVES:
+    """The entry only rearranges values, and its line reads a tensor that another line made by rearranging values
+    too (`y = y.transpose(-1, -2)`, then `y = y.view(B, T, C)`): a layout built over several lines. A repeat, a
+    cat or an index picks by its own arguments: not a rearrangement."""
+    if e.op not in REARRANGE:
         return False
     for a in assigned_before(al.source, e.line).values():
         made = [x for x in al.entries if x.line == a]
-        if made and made[-1].op in MOVES:
+        if made and made[-1].op in REARRANGE:
             return True
     return False
 
