@@ -265,7 +265,9 @@ def test_a_layout_built_over_several_lines_is_not_located():
     entries = [loc.Traced("matmul", 2, ctx), loc.Traced("transpose", 3, ctx.transpose(-1, -2)),
                loc.Traced("reshape", 4, ctx.transpose(-1, -2).reshape(2, 5, 12))]
     assert rules.moved_before(loc.Alignment(entries, stages, source=src), entries[2])
-    assert rules.scrambled_layout(loc.Alignment(entries, stages, source=src)) is rules.ABSTAIN
+    found = rules.scrambled_layout(loc.Alignment(entries, stages, source=src))
+    assert isinstance(found, rules.Abstain) and found.cause == "heads_merge_wrong"  # no line, still the mistake's name
+    assert loc.align(entries, stages, source=src) is None
     one = "def f(y):\n    y = y @ y\n    m = y.transpose(-1, -2).reshape(2, 5, 12)\n    return m\n"
     entries = [entries[0], loc.Traced("transpose", 3, ctx.transpose(-1, -2)), loc.Traced("reshape", 3, entries[2].tensor)]
     assert rules.scrambled_layout(loc.Alignment(entries, stages, source=one)).line == 3  # one line: that line
@@ -279,7 +281,7 @@ def test_a_layout_moved_over_reassigned_names_or_by_an_index_made_elsewhere_is_n
     assert source.assigned_before(src, 4) == {"y": 3}
     entries = [loc.Traced("matmul", 2, ctx), loc.Traced("transpose", 3, ctx.transpose(-1, -2)),
                loc.Traced("reshape", 4, ctx.transpose(-1, -2).reshape(2, 5, 12))]
-    assert rules.scrambled_layout(loc.Alignment(entries, stages, source=src)) is rules.ABSTAIN
+    assert isinstance(rules.scrambled_layout(loc.Alignment(entries, stages, source=src)), rules.Abstain)
     repeat = [entries[0], entries[1], loc.Traced("repeat", 4, entries[2].tensor)]  # a repeat picks by its arguments
     assert not rules.moved_before(loc.Alignment(repeat, stages, source=src), repeat[2])
     index = "def f(y, n):\n    y = y @ y\n    i = torch.arange(n) % 2\n    z = y.index_select(1, i)\n    return z\n"
@@ -309,3 +311,18 @@ def test_a_missing_dropout_is_located_where_the_weights_are_made():
     entries = [loc.Traced("softmax", 7, w), loc.Traced("matmul", 9, w @ v)]
     found = rules.training_pass(loc.Alignment(entries, stages, train=True))
     assert found is not None and found.line == 7 and "used without it at line 9" in found.evidence, found
+
+
+def test_an_abstention_that_names_the_mistake_names_it_without_a_line(monkeypatch):
+    """Heads laid out wrongly over two lines: no line, but the diagnosis is still heads_merge_wrong."""
+    from grader import results
+    from grader.catalog import load_catalog
+    from grader.diagnosis.diagnoses import make
+    from grader.diagnosis.localize import run
+    from grader.results import Status, Verdict
+
+    monkeypatch.setattr(run, "locate", lambda ex, harness, src: rules.Abstain("heads_merge_wrong", "laid out otherwise"))
+    verdict = Verdict(4, "x", "t", [results.TestResult("t", "numerics", Status.FAILED, "x")], [make("wrong_output")],
+                      "cpu", 0.0)
+    run.localize_verdict(verdict, load_catalog().get(4), object(), "x = 1\n")
+    assert verdict.localization is None and verdict.diagnoses[0].id == "heads_merge_wrong"

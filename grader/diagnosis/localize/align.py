@@ -20,7 +20,7 @@ def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None
           source: str = "", reference: list[Traced] = ()) -> Localization | None:
     """The last stage the submission reproduces, the first it doesn't, and the line where they part (or None)."""
     found = decide(entries, stages, raised, train=train, source=source, reference=reference)
-    return None if found is rules.ABSTAIN else found
+    return None if isinstance(found, rules.Abstain) else found
 
 
 def decide(entries: list[Traced], stages: list[Stage], raised: dict | None = None, *, train: bool = False,
@@ -36,7 +36,7 @@ def decide(entries: list[Traced], stages: list[Stage], raised: dict | None = Non
     log.debug("failing stage %s, matched through %s", al.failing.name, al.through.name if al.through else None)
     for rule in RULES:
         found = rule(al)
-        if found is rules.ABSTAIN:
+        if isinstance(found, rules.Abstain):
             log.debug("rule %s abstains", rule.__name__)
             return found
         if found is not None:

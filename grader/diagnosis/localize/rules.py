@@ -18,8 +18,13 @@ from grader.diagnosis.localize.text import label
 
 
 class Abstain:
+    """No line can be trusted. `cause`: the mistake the difference still names (a diagnosis id) when only its line
+    is ambiguous (heads laid out wrongly over two lines), with `evidence` for its message."""
+    def __init__(self, cause: str | None = None, evidence: str = ""):
+        self.cause, self.evidence = cause, evidence
+
     def __repr__(self) -> str:
-        return "ABSTAIN"
+        return "ABSTAIN" if self.cause is None else f"ABSTAIN({self.cause})"
 
 
 ABSTAIN = Abstain()
@@ -291,8 +296,10 @@ def scrambled_layout(al: Alignment):
     i, e, s = al.scrambled
     if s is al.failing and (swapped := swapped_roles(al, e.line)) is not None:
         return swapped
-    if moved_before(al, e):
-        return ABSTAIN  # rearranged over several lines: which of the moves is wrong is not known
+    if moved_before(al, e):  # rearranged over several lines: which of the moves is wrong is not known
+        cause = REARRANGED.get(s.name)
+        return ABSTAIN if cause is None else Abstain(cause, f"the {label(s.name)} are laid out in a different "
+                                                             f"arrangement (a wrong transpose, view or reshape)")
     if any(not n.startswith("self.") and not reads_size(al.source, a) and makes_tensor(al.source, a)
            for n, a in untraced_reads(al, e.line).items()):
         return ABSTAIN  # arranged by a tensor made elsewhere from constants (an index, a permutation)
