@@ -9,14 +9,24 @@ from grader.diagnosis.localize.model import Localization, Stage, Traced
 
 log = logging.getLogger(__name__)
 
-RULES = [rules.dropout_misplaced, rules.training_pass, rules.first_divergence, rules.scrambled_layout, rules.input_laid_out_otherwise,
-         rules.raised_here, rules.nothing_after, rules.untraced_angles, rules.lost_precision, rules.value_built_before,
-         rules.other_shape, rules.roles_swapped, rules.unused_result, rules.first_difference]
+RULES = [rules.dropout_misplaced, rules.training_pass, rules.first_divergence, rules.computed_twice,
+         rules.scrambled_layout, rules.input_laid_out_otherwise,
+         rules.raised_here, rules.nothing_after, rules.untraced_angles, rules.out_of_order, rules.lost_precision, rules.scaled_earlier,
+         rules.several_masks, rules.value_built_before, rules.other_shape, rules.roles_swapped, rules.unused_result, rules.missing_step,
+         rules.unexplained_elsewhere, rules.first_difference]
 
 
 def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None, *, train: bool = False,
           source: str = "", reference: list[Traced] = ()) -> Localization | None:
     """The last stage the submission reproduces, the first it doesn't, and the line where they part (or None)."""
+    found = decide(entries, stages, raised, train=train, source=source, reference=reference)
+    return None if isinstance(found, rules.Abstain) else found
+
+
+def decide(entries: list[Traced], stages: list[Stage], raised: dict | None = None, *, train: bool = False,
+           source: str = "", reference: list[Traced] = ()) -> Localization | rules.Abstain | None:
+    """align(), telling a rule's abstention (ABSTAIN: no line can be trusted, whatever another pass finds) from
+    nothing to locate (None)."""
     if not stages:
         return None
     al = Alignment(entries, stages, raised, train=train, source=source, reference=reference)
@@ -26,9 +36,9 @@ def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None
     log.debug("failing stage %s, matched through %s", al.failing.name, al.through.name if al.through else None)
     for rule in RULES:
         found = rule(al)
-        if found is rules.ABSTAIN:
+        if isinstance(found, rules.Abstain):
             log.debug("rule %s abstains", rule.__name__)
-            return None
+            return found
         if found is not None:
             log.debug("rule %s: line %d", rule.__name__, found.line)
             return found

@@ -6,21 +6,36 @@ from __future__ import annotations
 import torch
 
 from grader.diagnosis.layout import affine, close, rtol_for
-from grader.diagnosis.localize.alignment import Alignment
+from grader.diagnosis.localize.alignment import Alignment, also_computed
 from grader.diagnosis.localize.compare import PARALLEL, matches, part_dims, shaped_as
-from grader.diagnosis.localize.explain import REARRANGED
+from grader.diagnosis.localize.explain import MISSING_STEP, REARRANGED
 from grader.diagnosis.localize.model import Localization, Stage, Traced
-from grader.diagnosis.localize.source import applies_root, built_elsewhere, mask_argument, mask_built_at, names_one_value, read_lines, return_after, takes_root
+from grader.diagnosis.localize.source import (applies_root, attribute_built_at, attribute_uses, attributes_read_at, built_elsewhere,
+                                              calls_self,
+                                              aliases, assigned_before, in_helper, makes_tensor, mask_argument, reads_size, mask_built_at, mask_value, masking_lines, names_one_value, read_lines,
+                                              return_after, takes_root)
 from grader.diagnosis.localize.text import label
 
 
 class Abstain:
+    """No line can be trusted. `cause`: the mistake the difference still names (a diagnosis id) when only its line
+    is ambiguous (heads laid out wrongly over two lines), with `evidence` for its message."""
+    def __init__(self, cause: str | None = None, evidence: str = ""):
+        self.cause, self.evidence = cause, evidence
+
     def __repr__(self) -> str:
-        return "ABSTAIN"
+        return "ABSTAIN" if self.cause is None else f"ABSTAIN({self.cause})"
 
 
 ABSTAIN = Abstain()
 PATTERN = ("it blocks", "it leaves", "it also blocks")  # how a mask's blocked positions differ (not its fill value)
+REARRANGE = {"transpose", "permute", "view", "reshape", "contiguous", "flatten", "unflatten", "T", "mT", "movedim",
+             "swapaxes", "squeeze", "unsqueeze", "view_as", "reshape_as", "t"}  # the same values, laid out otherwise
+PRODUCTS = {"matmul", "bmm", "einsum", "__matmul__", "mm", "baddbmm"}
+MOVES = {"split", "chunk", "unbind", "__getitem__", "cat", "stack", "view", "reshape", "transpose", "permute", "contiguous",
+         "flatten", "unflatten", "narrow", "select", "expand", "expand_as", "repeat", "repeat_interleave", "index_select",
+         "gather", "roll", "flip", "t", "T", "mT", "squeeze", "unsqueeze", "movedim", "swapaxes", "clone", "to", "float",
+         "double", "half", "type", "type_as", "view_as", "reshape_as", "tensor_split"}  # move, pick or cast values only
 NOT_THE_MASK = ("where the", "it equals the softmax", "it holds the values", "it equals the")  # a fill, a softmax, a layout, a factor
 
 
@@ -57,9 +72,44 @@ def scaled_reference(e: Traced, reference: list[Traced]) -> str | None:
     return None
 
 
+def untraced_reads(al: Alignment, line: int) -> dict[str, int]:
+    """{name: line} for the values the statement on `line` reads that are made on another line the trace does not
+    follow (no tensor recorded there): a local name assigned once, or self.<name> computed in the class."""
+    traced = {e.line for e in al.entries}
+    found = {n: a for n, a in built_elsewhere(al.source, line).items() if a not in traced and not calls_self(al.source, a)}
+    for name in attributes_read_at(al.source, line):
+        if (a := attribute_built_at(al.source, line, name)) is not None and a not in traced:
+            found[f"self.{name}"] = a
+    return found
+
+
+def shaped_elsewhere(al: Alignment, line: int) -> tuple[int, Traced] | None:
+    """A tensor the statement on `line` reads, made on one other line by a rearrangement (transpose, view, ...) into
+    a shape that no tensor of the reference has: when `line` raises, that shape is the likely cause."""
+    shapes = {tuple(r.tensor.shape) for r in al.reference} | {tuple(s.tensor.shape) for s in al.stages}
+    for name, a in built_elsewhere(al.source, line, bases=True).items():
+        made = [e for e in al.entries if e.line == a]
+        if made and made[-1].op in MOVES and tuple(made[-1].tensor.shape) not in shapes:
+            return a, made[-1]
+    return None
+
+
+def moved_before(al: Alignment, e: Traced) -> bool:
+    """The entry only rearranges values, and its line reads a tensor that another line made by rearranging values
+    too (`y = y.transpose(-1, -2)`, then `y = y.view(B, T, C)`): a layout built over several lines. A repeat, a
+    cat or an index picks by its own arguments: not a rearrangement."""
+    if e.op not in REARRANGE:
+        return False
+    for a in assigned_before(al.source, e.line).values():
+        made = [x for x in al.entries if x.line == a]
+        if made and made[-1].op in REARRANGE:
+            return True
+    return False
+
+
 def products(entries: list[Traced]) -> int:
     """How many matrix products a trace holds (a block loop's iterations show in them)."""
-    return sum(e.op in ("matmul", "bmm", "einsum", "__matmul__", "mm", "baddbmm") for e in entries)
+    return sum(e.op in PRODUCTS for e in entries)
 
 
 def line_result(entries: list[Traced], i: int) -> bool:
@@ -81,6 +131,23 @@ def rearranged_input(al: Alignment, before: int) -> tuple[int, Traced, Stage] | 
     return min(found, key=lambda f: f[0]) if found else None
 
 
+def other_roles(c: torch.Tensor, al: Alignment) -> bool:
+    """c is the product of two of the reference's queries, keys and values other than queries times keys."""
+    by = {s.name: s.tensor.double() for s in al.stages if s.name in ("queries", "keys", "values")}
+    if len(by) != 3:
+        return False
+    pairs = [(a, b) for a in by for b in by if a != b and (a, b) != ("queries", "keys")]
+    for a, b in pairs:
+        x, y = by[a], by[b]
+        if x.shape[-1] != y.shape[-1]:
+            continue
+        t = x @ y.transpose(-2, -1)
+        if t.numel() == c.numel() and any(close(z.double(), t, rtol_for(c) * 10) or (k := affine(z.double(), t, rtol_for(c) * 10))
+                                          and k[0] == "ratio" for z in shaped_as(c, t)):
+            return True
+    return False
+
+
 def swapped_roles(al: Alignment, line: int) -> Localization | None:
     """Queries, keys and values each computed right, by one call that returns them together (a fused split), but
     the scores combine the wrong ones: the roles are assigned in another order on that line."""
@@ -89,6 +156,9 @@ def swapped_roles(al: Alignment, line: int) -> Localization | None:
     where = {al.entries[al.match[n]].line for n in ("queries", "keys", "values")}
     if len(where) != 1 or line in where:
         return None
+    at_line = [e for e in al.entries if e.line == line and e.tensor.numel() == al.failing.tensor.numel()]
+    if not any(other_roles(e.tensor, al) for e in at_line):
+        return None  # not a product of other roles: something else (a layout inside a helper) differs
     split = where.pop()
     return al.at(split, al.failing, f"line {split} computes the queries, keys and values, but the scores at line {line} "
                                     f"combine other ones than the reference's queries and keys: the results of line "
@@ -99,34 +169,45 @@ def built_before(al: Alignment, line: int, how: str | None):
     """The line where the submission parts from the reference reads a value the trace does not follow (a bool mask,
     a Python scalar), built by one statement on another line: the earliest line whose value can be wrong.
 
-    A mask passed by name to the masking call on `line` is that line's suspect unless the difference is the fill value,
-    a softmax or a layout. A scalar is the suspect when the difference is a constant factor, it is the one value the
-    line reads from elsewhere, its own statement makes only it (`d = x.shape[-1]`, `scale = 1 / math.sqrt(d)`), no
-    other line uses it, and a root is taken of it (at the line, `math.sqrt(d)`, or where it is made): the size inside
-    is what can be wrong. Otherwise (`/ d_k` without a root, `B, T, C = x.shape`, self.d_out) the line picked it."""
+    A mask the masking call on `line` reads from elsewhere (a local name, or self.<name> made in the class) is that
+    line's suspect unless the difference is the fill value, a softmax or a layout. When the call indexes it otherwise
+    than `m[:n, :n]`, or the difference is an inversion of a buffer used as it is or of a local mask flipped on the
+    line, the call and the mask are equally suspect: no line; a buffer flipped on the line is the line's own flip.
+    A scalar is the suspect when the difference is a constant factor, it is the one value the line reads from
+    elsewhere (a local name, or self.<name> computed in the class), its own statement makes only it
+    (`d = x.shape[-1]`, `scale = 1 / math.sqrt(d)`), no other line uses it, and a root is taken of it (at the line,
+    `math.sqrt(d)`, or where it is made): the size inside is what can be wrong. A size read as it is
+    (`d_k = q.shape[-1]`, then `/ d_k`) is right: the line forgot the root. Any other value without a root
+    (`temperature = float(d)`, then `/ temperature`) may be wrong where it is made or where it is used: no line.
+    Otherwise (`B, T, C = x.shape`, self.d_out, several values) the line picked it."""
+    state, built, inverts, slicing = mask_value(al.source, line)
     mask = mask_argument(al.source, line)
-    if mask is not None and (how is None or how.startswith(PATTERN) or not how.startswith(NOT_THE_MASK)):
-        elsewhere, built = mask_built_at(al.source, line)
-        if elsewhere and built is None:
-            return ABSTAIN  # several assignments build it: which one is wrong is not known
-        if elsewhere:
-            what = f", and {how.removeprefix('it ')}" if how is not None and how.startswith(PATTERN) else ""
-            return al.at(built, al.failing, f"{al.prefix()}the mask applied at line {line} is built at line {built}{what}")
+    if state != "here" and (how is None or how.startswith(PATTERN) or not how.startswith(NOT_THE_MASK)):
+        if how is not None and "inverted" in how and (inverts or state == "attribute"):
+            # a buffer flipped on the line: the line's own flip; a buffer used as it is (a pattern of allowed
+            # positions used as blocked ones) or a local mask flipped here: built the other way round, or used so
+            return None if inverts and state == "attribute" else ABSTAIN
+        if built is None or slicing == "other":
+            return ABSTAIN  # several assignments build it, or the call's own index may be what is wrong
+        what = f", and {how.removeprefix('it ')}" if how is not None and how.startswith(PATTERN) else ""
+        return al.at(built, al.failing, f"{al.prefix()}the mask applied at line {line} is built at line {built}{what}")
     factor = how is not None and how.startswith("it equals the") and " times " in how
     if not factor:
         return None
-    traced = {e.line for e in al.entries}
-    found = {n: a for n, a in built_elsewhere(al.source, line).items() if a not in traced and n != mask}
+    found = {n: a for n, a in untraced_reads(al, line).items() if n != mask}
     if len(found) != 1:
         return None  # none, or several combined on the line: the line's own choice
     name, a = next(iter(found.items()))
-    if not names_one_value(al.source, a) or len(read_lines(al.source, a, name)) > 1:
+    uses = attribute_uses(al.source, line, name[5:]) if name.startswith("self.") else read_lines(al.source, a, name)
+    if len(uses) > 1 or not (name.startswith("self.") or names_one_value(al.source, a)):
         return None  # one of several names unpacked together, or a value other lines use too: the line picked it
+    if not (applies_root(al.source, line, name) or takes_root(al.source, a)) and reads_size(al.source, a):
+        return None  # `d_k = q.shape[-1]`, then `/ d_k`: the size is right, the line forgot its root
     if applies_root(al.source, line, name) or takes_root(al.source, a):
         return al.at(a, al.failing, f"{al.prefix()}the tensor at line {line} is the first that differs: "
                                     f"{how.removeprefix('it ')}; it is scaled by {name}, set at line {a}: that value is "
                                     f"not the reference's")
-    return None
+    return ABSTAIN
 
 
 # -- the rules --------------------------------------------------------------------------------------
@@ -154,7 +235,8 @@ def dropout_misplaced(al: Alignment):
 
 
 def training_pass(al: Alignment):
-    """In training mode anything else that differs may be other random draws: only a missing dropout is located."""
+    """In training mode anything else that differs may be other random draws: only a missing dropout is located,
+    at the line making the weights it belongs after (the line using them may be another: labelled less often)."""
     if not al.train:
         return None
     f = al.failing
@@ -162,8 +244,9 @@ def training_pass(al: Alignment):
         if f.name == "dropped_weights" and al.match.get("weights") is not None else None
     if pick is None or any("dropout" in x.op for x in al.entries):
         return ABSTAIN
-    return al.at(pick.line, f, f"{al.prefix()}no dropout is applied in training mode: the tensor at line "
-                               f"{pick.line} ({pick.op}) uses the attention weights without it")
+    weights = al.entries[al.match["weights"]].line  # where the dropout belongs: after the weights are made
+    return al.at(weights, f, f"{al.prefix()}no dropout is applied in training mode: the attention weights of line "
+                             f"{weights} are used without it at line {pick.line} ({pick.op})")
 
 
 def first_divergence(al: Alignment):
@@ -177,10 +260,33 @@ def first_divergence(al: Alignment):
     if not ends:
         return None
     e = ends[0][1]
+    if products(al.entries) > products(al.reference) and any(x.line == e.line and also_computed(x, al.reference)
+                                                             for x in al.entries):
+        return ABSTAIN  # more products than the reference, on a line that is right elsewhere: extra work, maybe
+    if e.op in MOVES:
+        return ABSTAIN  # a slice, cast or rearrangement differs: what it was taken from, or how, is not known
+    if tuple(e.tensor.shape) not in {tuple(r.tensor.shape) for r in al.reference} | {tuple(s.tensor.shape) for s in al.stages}:
+        return ABSTAIN  # no tensor of the reference has its shape: the work is cut otherwise (other blocks), not comparable
     if (found := built_before(al, e.line, scaled_reference(e, al.reference))) is not None:
         return found
     return al.at(e.line, al.failing, f"the tensor at line {e.line} ({e.op}) is the first that differs: the reference "
                                      f"computes no tensor equal to it (shape {tuple(e.tensor.shape)})")
+
+
+def computed_twice(al: Alignment):
+    """Queries, keys or values not reproduced, while another of them is computed on two lines (`value =
+    self.W_key(x)` after `key = self.W_key(x)`): the second line computes it again where the failing one belongs."""
+    if al.failing.name not in PARALLEL:
+        return None
+    for s in al.earlier:
+        if s.name not in PARALLEL:
+            continue
+        lines = list(dict.fromkeys(e.line for e in al.entries if e.op not in MOVES and e.tensor.numel() == s.tensor.numel()
+                                   and matches(e.tensor, s, parts=False)))
+        if len(lines) == 2:
+            return al.at(lines[1], al.failing, f"line {lines[1]} computes the {label(s.name)} again (as line {lines[0]} "
+                                               f"does) where the {label(al.failing.name)} are expected", None)
+    return None
 
 
 def scrambled_layout(al: Alignment):
@@ -190,6 +296,13 @@ def scrambled_layout(al: Alignment):
     i, e, s = al.scrambled
     if s is al.failing and (swapped := swapped_roles(al, e.line)) is not None:
         return swapped
+    if moved_before(al, e):  # rearranged over several lines: which of the moves is wrong is not known
+        cause = REARRANGED.get(s.name)
+        return ABSTAIN if cause is None else Abstain(cause, f"the {label(s.name)} are laid out in a different "
+                                                             f"arrangement (a wrong transpose, view or reshape)")
+    if any(not n.startswith("self.") and not reads_size(al.source, a) and makes_tensor(al.source, a)
+           for n, a in untraced_reads(al, e.line).items()):
+        return ABSTAIN  # arranged by a tensor made elsewhere from constants (an index, a permutation)
     before = [p for p in al.stages[:al.stages.index(s)] if al.match[p.name] is not None]
     return al.at(e.line, s, f"the tensor at line {e.line} ({e.op}) holds the values of the {label(s.name)} in a different "
                             f"arrangement (a wrong transpose, view or reshape)", before[-1] if before else None,
@@ -217,6 +330,15 @@ def raised_here(al: Alignment):
     if elsewhere and built is not None:  # a mask that does not broadcast: the line that shapes it
         return al.at(built, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, applying the "
                                         f"mask built at line {built}, before computing the {label(al.failing.name)}")
+    if in_helper(al.source, raised["line"]):
+        return ABSTAIN  # raised in a helper on what a caller passed: which call, and which argument, is not known
+    if any(aliases(al.source, a) for a in built_elsewhere(al.source, raised["line"]).values()):
+        return ABSTAIN  # it reads another name for an argument (`src = x`): the name chosen there may be the mistake
+    if (shaped := shaped_elsewhere(al, raised["line"])) is not None:
+        a, e = shaped
+        return al.at(a, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, on the tensor "
+                                    f"of line {a} ({e.op}), shaped {tuple(e.tensor.shape)}: the reference never has a "
+                                    f"tensor of that shape")
     return al.at(raised["line"], al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']} "
                                              f"before computing the {label(al.failing.name)}")
 
@@ -244,6 +366,15 @@ def untraced_angles(al: Alignment):
     return None
 
 
+def out_of_order(al: Alignment):
+    """A matrix product that matches no stage comes before the last stage the submission reproduces (attention
+    computed before the cache it should read is grown): the submission works in another order than the reference,
+    so the first entry after that match is not where they part: no line."""
+    if any(e.op in PRODUCTS for i, e in al.odd if i < al.start):
+        return ABSTAIN
+    return None
+
+
 def lost_precision(al: Alignment):
     """A float16/bfloat16 entry up to the picked one: where the digits were lost."""
     if (low := half_precision(al.entries, al.pick[0] + 1)) is None:
@@ -267,6 +398,38 @@ def roles_swapped(al: Alignment):
     return swapped_roles(al, al.pick[1].line)
 
 
+def scaled_earlier(al: Alignment):
+    """The picked entry is the failing stage times a constant, and an entry before it, on another line, is already a
+    stage the submission reproduces times a constant (`q = ... / math.sqrt(d)` as well as `k = ... / math.sqrt(d)`):
+    the factor comes in there."""
+    how = al.how[0]
+    if not (how.startswith("it equals the") and " times " in how):
+        return None
+    for i, e in al.odd:
+        if i >= al.pick[0] or e.line == al.pick[1].line or not line_result(al.entries, i):
+            continue
+        for s in al.earlier:
+            if s.tensor.numel() == e.tensor.numel() and any((k := affine(y.double(), s.tensor.double(), rtol_for(e.tensor) * 10))
+                                                            and k[0] == "ratio" for y in shaped_as(e.tensor, s.tensor)):
+                return al.at(e.line, al.failing, f"the tensor at line {e.line} ({e.op}) is the {label(s.name)} times a "
+                                                 f"constant, and from there the {label(al.failing.name)} differ by a "
+                                                 f"constant factor ({how.removeprefix('it ')})", None)
+    return None
+
+
+def several_masks(al: Alignment):
+    """The picked entry blocks other positions than the failing stage, and several masking calls ran on the scores
+    (a padding mask and a causal one, applied one after the other, before the softmax): the first of them never
+    equals the stage, whichever is wrong: no line."""
+    how = al.how[0] if al.same_size else None
+    if how is None or not how.startswith(PATTERN):
+        return None
+    after = al.entries[al.start + 1:]
+    end = next((k for k, e in enumerate(after) if "softmax" in e.op), len(after))
+    ran = {e.line for e in after[:end]} & masking_lines(al.source)  # on the scores: before the softmax
+    return ABSTAIN if len(ran) > 1 else None
+
+
 def value_built_before(al: Alignment):
     """built_before() for the entry where the submission parts from the reference."""
     return built_before(al, al.pick[1].line, al.how[0] if al.same_size else None)
@@ -282,6 +445,50 @@ def unused_result(al: Alignment):
     e = al.pick[1]
     return al.at(line, al.failing, f"the result of line {line} ({label(through.name)}) is never used: the tensor at line "
                                    f"{e.line} ({e.op}) is the softmax of the {label(base.name)}")
+
+
+def missing_step(al: Alignment):
+    """The picked entry is the softmax of the last matched stage: the failing step (scaling, masking) is missing
+    between them. A missing scale belongs on the line of that match or on the softmax line: reported only when they
+    are one line (`softmax(q @ k.T)`), else no line. A masking call that runs after the softmax is the misplaced
+    step: its line. Any other missing mask: no line (it belongs on the scores line, the next or the softmax, a
+    matter of taste; or a masking call in a branch that did not run)."""
+    how, base, cause = al.how
+    if al.failing.name not in MISSING_STEP or cause is None or base is None or al.through is None:
+        return None
+    line, e = al.entries[al.start].line, al.pick[1]
+    if al.failing.name != "masked_scores" and line != e.line:
+        return ABSTAIN  # a missing scale belongs on the scores line or on the softmax line: either is as right
+    if al.failing.name == "masked_scores":
+        masks = masking_lines(al.source)
+        later = [x.line for x in al.entries[al.pick[0]:] if x.line in masks and x.line != e.line]
+        if later:
+            return al.at(later[0], al.failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the softmax of "
+                                               f"the {label(base.name)}: the mask is applied at line {later[0]}, after "
+                                               f"it, instead of to the scores before it", cause=cause)
+        return ABSTAIN  # where a missing mask belongs (this line, the next, the softmax) is a matter of taste
+    return al.at(line, al.failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the softmax of the "
+                                   f"{label(base.name)}: the {label(al.failing.name)} step is missing; it belongs on or "
+                                   f"after line {line}", cause=cause)
+
+
+def unexplained_elsewhere(al: Alignment):
+    """The picked entry differs in no way explain() names, and it only moves, picks or casts values (a split, a
+    slice, a cat) that another line made, or it reads a value the trace does not follow (a scale, a setting made on
+    another line; not a size read from a shape),
+    or only its size is the failing stage's (another last dimension), or float32 steps precede it (rounding): the
+    difference may come from elsewhere as well as from the line: no line."""
+    if not al.how[0].startswith("it differs") or al.pick is None:
+        return None
+    e = al.pick[1]
+    traced = {x.line for x in al.entries}
+    moved = e.op in MOVES and any(a in traced for a in built_elsewhere(al.source, e.line, bases=True).values())
+    sizes = {n: a for n, a in untraced_reads(al, e.line).items() if not reads_size(al.source, a)}
+    if moved or sizes or e.tensor.shape[-1] != al.failing.tensor.shape[-1]:
+        return ABSTAIN  # (last: only the size is the failing stage's, by chance: another quantity)
+    if any(x.tensor.dtype == torch.float32 for x in al.entries[:al.pick[0] + 1]):
+        return ABSTAIN  # float32 steps in a float64 trace: the difference may be rounding alone
+    return None
 
 
 def first_difference(al: Alignment):

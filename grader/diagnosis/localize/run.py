@@ -5,7 +5,8 @@ import logging
 
 import torch
 
-from grader.diagnosis.localize.align import align
+from grader.diagnosis.localize.align import decide
+from grader.diagnosis.localize.rules import Abstain
 from grader.diagnosis.localize.model import Localization
 from grader.diagnosis.localize.parameters import parameter_line
 from grader.diagnosis.localize.reference import stage_lines, stages_from_trace, trace_reference
@@ -59,6 +60,12 @@ def request(harness, call: dict, train: bool) -> tuple[dict, dict]:
 
 def localize(ex, harness, source: str) -> Localization | None:
     """Trace the submission in its worker, the reference here, and align them. Never raises."""
+    found = locate(ex, harness, source)
+    return None if isinstance(found, Abstain) else found
+
+
+def locate(ex, harness, source: str) -> Localization | Abstain | None:
+    """localize(), with the abstention itself when it still names the mistake (Abstain.cause)."""
     try:
         sandbox = harness.sandbox
         if sandbox is None or sandbox.gone is not None or harness.load_error is not None:
@@ -76,8 +83,10 @@ def localize(ex, harness, source: str) -> Localization | None:
             entries, raised = validate(*request(harness, call, train), n_lines)
             log.debug("exercise %s (train=%s): %d stages, %d entries, raised %s", ex.number, train, len(stages),
                       len(entries), raised)
-            found = align(entries, stages, raised, train=train, source=source,
-                          reference=[r for r in reference if not any(r.tensor is s.tensor for s in stages)])
+            found = decide(entries, stages, raised, train=train, source=source,
+                           reference=[r for r in reference if not any(r.tensor is s.tensor for s in stages)])
+            if isinstance(found, Abstain):
+                return found  # no line can be trusted in evaluation mode: a training-mode trace does not change that
             if found is not None or raised is not None:
                 return found
         return None
@@ -94,7 +103,13 @@ def localize_verdict(verdict, ex, harness, source: str) -> None:
     verdict.localization = None
     if verdict.passed or verdict.state == "not_started" or any(d.id == "not_started" for d in verdict.diagnoses):
         return
-    found = localize(ex, harness, source)
+    found = locate(ex, harness, source)
+    if isinstance(found, Abstain):  # no line, but the difference may still name the mistake
+        if found.cause is not None:
+            from grader.diagnosis import named_by_localization
+
+            verdict.diagnoses = named_by_localization(verdict.diagnoses, found.cause, found.evidence)
+        found = None
     params = [t for t in verdict.failures() if t.code in ("parameter_names", "parameter_shapes")]
     if found is None and params:
         found = parameter_line(ex, harness, source, params[0].init)

@@ -46,20 +46,12 @@ def assigned_lines(scope, name: str) -> set[int]:
 def mask_built_at(source: str, line: int) -> tuple[bool, int | None]:
     """Where the mask used by the masking call on `line` was built, when it is a local variable: (True, its one
     assignment's line), (True, None) when several assignments could be the one that is wrong, (False, None) when
-    the call builds its mask in place (`mask == 0`, `~pad.view(...)`, `self.tril[:T, :T]`) or there is no such call."""
-    tree = parse(source)
-    if tree is None:
+    the call builds its mask in place (`mask == 0`, `~pad.view(...)`, `self.tril[:T, :T]`), indexes it, or there is
+    no such call."""
+    state, where, _, slicing = mask_value(source, line, attributes=False)
+    if state == "here" or slicing != "none":
         return False, None
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno <= line <= (n.end_lineno or n.lineno)
-             and isinstance(n.func, ast.Attribute) and n.func.attr in MASKING and n.args]
-    names = [c.args[0].id for c in calls if isinstance(c.args[0], ast.Name)]
-    if not calls or len(names) != len(calls) or len(set(names)) != 1:
-        return False, None
-    found = assigned_lines(function_at(tree, line) or tree, names[0])
-    found.discard(line)
-    if not found:  # an argument, or built on this line: the call itself is where the mask is used wrongly
-        return False, None
-    return True, (found.pop() if len(found) == 1 else None)
+    return True, where
 
 
 def buffers(tree: ast.Module) -> set[str]:
@@ -98,7 +90,6 @@ def assignments(source: str) -> dict[str, int]:
     return found
 
 
-
 def statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
     """The innermost simple statement spanning `line` (not a def, a class or the header of a block), or None."""
     stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
@@ -106,24 +97,24 @@ def statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
     return min(stmts, key=lambda n: (n.end_lineno or n.lineno) - n.lineno) if stmts else None
 
 
-def names_read_at(tree: ast.Module, line: int) -> list[str]:
+def names_read_at(tree: ast.Module, line: int, bases: bool = False) -> list[str]:
     """Local names the statement on `line` reads as values (not the functions it calls, not modules such as math or
-    torch, not the bounds of a slice)."""
+    torch, not the bounds of a slice; bases=True: also names whose attribute is read, `k` of `k.transpose(...)`)."""
     stmt = statement_at(tree, line)
     if stmt is None:
         return []
     called = {id(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call)}
-    bases = {id(n.value) for n in ast.walk(stmt) if isinstance(n, ast.Attribute)}
+    based = {id(n.value) for n in ast.walk(stmt) if isinstance(n, ast.Attribute)} if not bases else set()
     sliced = {id(x) for n in ast.walk(stmt) if isinstance(n, ast.Subscript) for x in ast.walk(n.slice)}  # x[:, j0:j1]
     found = []
     for n in ast.walk(stmt):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in called | bases | sliced \
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in called | based | sliced \
                 and n.id not in found:
             found.append(n.id)
     return found
 
 
-def built_elsewhere(source: str, line: int) -> dict[str, int]:
+def built_elsewhere(source: str, line: int, bases: bool = False) -> dict[str, int]:
     """{name: line} for the local names the statement on `line` reads that one other statement of the same function
     assigns (a scale, a size, a mask made the line before). A name assigned more than once, a parameter or a loop
     variable is left out: which assignment holds the value is not known from the text."""
@@ -135,7 +126,7 @@ def built_elsewhere(source: str, line: int) -> dict[str, int]:
     loops = {x.id for n in ast.walk(func) if isinstance(n, (ast.For, ast.comprehension)) for x in ast.walk(n.target)
              if isinstance(x, ast.Name)}
     found = {}
-    for name in names_read_at(tree, line):
+    for name in names_read_at(tree, line, bases):
         if name in params or name in loops:
             continue
         where = assigned_lines(func, name)
@@ -171,8 +162,8 @@ def applies_root(source: str, line: int, name: str) -> bool:
     tree = parse(source)
     if tree is None:
         return False
-    def is_name(x):
-        return isinstance(x, ast.Name) and x.id == name
+    def is_name(x):  # a local name, or self.<name> spelled "self.<name>"
+        return isinstance(x, ast.Name) and x.id == name or is_self_attribute(x) and f"self.{x.attr}" == name
     for n in ast.walk(tree):
         if not (hasattr(n, "lineno") and n.lineno <= line <= (getattr(n, "end_lineno", None) or n.lineno)):
             continue
@@ -201,3 +192,230 @@ def read_lines(source: str, line: int, name: str) -> set[int]:
     if func is None:
         return set()
     return {n.lineno for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)}
+
+
+def class_at(tree: ast.Module, line: int):
+    """The innermost class holding the line, or None."""
+    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    return max(classes, key=lambda n: n.lineno) if classes else None
+
+
+def is_self_attribute(node) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def attribute_defs(scope, name: str) -> dict[int, ast.AST]:
+    """Line -> the value assigned to self.<name> in scope: `self.name = ...` or `self.register_buffer("name", ...)`."""
+    found = {}
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(is_self_attribute(x) and x.attr == name for t in targets for x in ast.walk(t)):
+                found[node.lineno] = node.value
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "register_buffer" \
+                and len(node.args) >= 2 and isinstance(node.args[0], ast.Constant) and node.args[0].value == name:
+            found[node.lineno] = node.args[1]
+    return found
+
+
+def attribute_read_lines(scope, name: str) -> set[int]:
+    """Lines of scope that read self.<name> as a value (not calling it: `self.proj(x)` is a layer)."""
+    return {n.lineno for n in ast.walk(scope) if is_self_attribute(n) and n.attr == name and isinstance(n.ctx, ast.Load)}
+
+
+def called_attributes(scope) -> set[str]:
+    return {n.func.attr for n in ast.walk(scope) if isinstance(n, ast.Call) and is_self_attribute(n.func)}
+
+
+def attributes_read_at(source: str, line: int) -> list[str]:
+    """self.<name> values the statement on `line` reads (not layers it calls, not the bounds of a slice)."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    if stmt is None:
+        return []
+    called = {id(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call)}
+    sliced = {id(x) for n in ast.walk(stmt) if isinstance(n, ast.Subscript) for x in ast.walk(n.slice)}
+    found = []
+    for n in ast.walk(stmt):
+        if is_self_attribute(n) and isinstance(n.ctx, ast.Load) and id(n) not in called | sliced and n.attr not in found:
+            found.append(n.attr)
+    return found
+
+
+def statement_at(tree: ast.Module, line: int):
+    stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+             ast.ClassDef, ast.For, ast.While, ast.If, ast.With, ast.Try)) and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    return min(stmts, key=lambda n: (n.end_lineno or n.lineno) - n.lineno) if stmts else None
+
+
+def attribute_built_at(source: str, line: int, name: str) -> int | None:
+    """Where self.<name>, read on `line`, is made, when one statement of the class makes it from something other than
+    a plain copy of an argument (`self.d_out = d_out` is a setting, not a computed value): that line, or the line of
+    the one local value it is made from (`future = torch.triu(...)`, `self.register_buffer("mask", future.bool())`)."""
+    tree = parse(source)
+    cls = class_at(tree, line) if tree is not None else None
+    if cls is None or name in called_attributes(cls):
+        return None
+    defs = attribute_defs(cls, name)
+    if len(defs) != 1:
+        return None
+    (a, value), = defs.items()
+    func = function_at(tree, a)
+    params = {x.arg for x in ast.walk(func.args) if isinstance(x, ast.arg)} if func is not None else set()
+    if isinstance(value, ast.Constant) or isinstance(value, ast.Name) and (value.id in params or func is None) \
+            or isinstance(value, ast.Tuple) and all(isinstance(x, (ast.Name, ast.Constant)) for x in value.elts):
+        return None  # `self.d = d`, `self.d, self.h = d, h`: settings
+    if func is not None:
+        made = [n.id for n in ast.walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                and n.id not in {x.arg for x in ast.walk(func.args) if isinstance(x, ast.arg)}]
+        local = {n: assigned_lines(func, n) for n in made}
+        local = {n: w for n, w in local.items() if w}
+        if len(local) == 1 and len(w := next(iter(local.values()))) == 1:
+            return next(iter(w))
+    return a
+
+
+INVERTING = {"logical_not", "eq", "ne", "bitwise_not"}
+SHAPING = {"view", "reshape", "expand", "unsqueeze", "repeat", "permute", "transpose", "flatten", "unflatten", "narrow",
+           "to", "new_ones", "new_zeros", "new_full", "expand_as", "view_as", "reshape_as"}
+
+
+def mask_value(source: str, line: int, attributes: bool = True) -> tuple[str, int | None, bool, str]:
+    """What the mask of the masking call on `line` is made from: (state, where, inverts, slicing).
+
+    state: "here" when the call builds it in place from arguments and constants (or there is no such call), "one"
+    when it reads one local name assigned once elsewhere (where: that line), "attribute" when it reads self.<name>
+    made once in the class (where: that line), "several" when which assignment holds it is not known. inverts: the call's own expression
+    flips it (`~m`, `m == 0`, `m.logical_not()`). slicing: "none", "prefix" (`m[:n, :n]`, the same bound on each
+    dim: the same pattern at a smaller size) or "other" (any other index: the slice decides the pattern too).
+    attributes=False leaves self.<name> to the call (a buffer of the full context size is the call's to slice)."""
+    tree = parse(source)
+    if tree is None:
+        return "here", None, False, "none"
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno <= line <= (n.end_lineno or n.lineno)
+             and isinstance(n.func, ast.Attribute) and n.func.attr in MASKING and n.args]
+    if not calls or len({ast.dump(c.args[0]) for c in calls}) != 1:
+        return "here", None, False, "none"
+    expr = calls[0].args[0]
+    func = function_at(tree, line) or tree
+    params = {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)} if hasattr(func, "args") else set()
+    sliced = {id(x) for n in ast.walk(expr) if isinstance(n, ast.Subscript) for x in ast.walk(n.slice)}
+    called = {id(n.func) for n in ast.walk(expr) if isinstance(n, ast.Call)}
+    sizes = {id(x) for n in ast.walk(expr) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr in SHAPING for a in n.args for x in ast.walk(a)}  # pad.view(B, 1, 1, S): sizes, not the mask
+    sliced |= sizes
+    inverts = any(isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.Invert, ast.Not)) or isinstance(n, ast.Compare)
+                  or isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name))
+                  and getattr(n.func, "attr", getattr(n.func, "id", "")) in INVERTING for n in ast.walk(expr))
+    subs = [n for n in ast.walk(expr) if isinstance(n, ast.Subscript)]
+    slicing = "none"
+    if subs:
+        s = subs[0].slice
+        dims = s.elts if isinstance(s, ast.Tuple) else [s]
+        prefix = len(subs) == 1 and len(dims) >= 2 and all(isinstance(d, ast.Slice) and d.lower is None and d.step is None
+                                                            and d.upper is not None for d in dims) \
+            and len({ast.dump(d.upper) for d in dims}) == 1
+        slicing = "prefix" if prefix else "other"
+    names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+             and id(n) not in sliced | called and n.id != "self" and n.id not in params}
+    local = {n: assigned_lines(func, n) - {line} for n in names}
+    local = {n: w for n, w in local.items() if w}
+    attrs = {n.attr for n in ast.walk(expr) if is_self_attribute(n) and isinstance(n.ctx, ast.Load) and id(n) not in sliced | called}
+    if len(local) + len(attrs) > 1:
+        return "several", None, inverts, slicing
+    if local:
+        (where,) = local.values()
+        return ("one", next(iter(where)), inverts, slicing) if len(where) == 1 else ("several", None, inverts, slicing)
+    if attrs and attributes:
+        built = attribute_built_at(source, line, next(iter(attrs)))
+        return ("attribute", built, inverts, slicing) if built is not None else ("here", None, inverts, slicing)
+    return "here", None, inverts, slicing
+
+
+def attribute_uses(source: str, line: int, name: str) -> set[int]:
+    """Lines of the class holding `line` that read self.<name>."""
+    tree = parse(source)
+    cls = class_at(tree, line) if tree is not None else None
+    return attribute_read_lines(cls, name) if cls is not None else set()
+
+
+def calls_self(source: str, line: int) -> bool:
+    """The statement on `line` calls a layer or a method of self (`Q, K, V = self._project(x)`): its tensors are
+    traced on the lines of that call's body, not on this one."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    return stmt is not None and any(isinstance(n, ast.Call) and is_self_attribute(n.func) for n in ast.walk(stmt))
+
+
+def masking_lines(source: str) -> set[int]:
+    """Lines of the file with a masking call (masked_fill, where)."""
+    tree = parse(source)
+    return {n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr in MASKING} if tree is not None else set()
+
+
+def in_helper(source: str, line: int) -> bool:
+    """The statement on `line` belongs to a function the file calls itself (`self._split_heads(k, B, T)`), and reads
+    that function's parameters: what it works on is whatever a caller passed."""
+    tree = parse(source)
+    func = function_at(tree, line) if tree is not None else None
+    if func is None:
+        return False
+    called = any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Name) and n.func.id == func.name
+                 or isinstance(n.func, ast.Attribute) and n.func.attr == func.name) for n in ast.walk(tree))
+    params = {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)} - {"self"}
+    return called and bool(params & set(names_read_at(tree, line)))
+
+
+def reads_size(source: str, line: int) -> bool:
+    """The statement on `line` only reads sizes (`d = q.shape[-1]`, `B, T, C = x.size()`, `n = len(x)`,
+    `nh, hd = self.num_heads, self.head_dim`): values that are what they are."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
+        return False
+
+    def size(v) -> bool:
+        if isinstance(v, ast.Tuple):
+            return all(size(x) for x in v.elts)
+        if isinstance(v, ast.Subscript):
+            v = v.value
+        if isinstance(v, ast.Attribute):
+            return v.attr == "shape" or is_self_attribute(v)
+        if isinstance(v, ast.Call):
+            f = v.func
+            return isinstance(f, ast.Attribute) and f.attr in ("size", "dim") or isinstance(f, ast.Name) and f.id == "len"
+        return isinstance(v, ast.Constant) and isinstance(v.value, int)
+    return size(stmt.value)
+
+
+def aliases(source: str, line: int) -> bool:
+    """The statement on `line` only gives another name to a value (`src = x`, `kv = context`)."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+        and isinstance(stmt.value, ast.Name)
+
+
+def assigned_before(source: str, line: int) -> dict[str, int]:
+    """{name: line} for the local names the statement on `line` reads (with the names whose attributes it reads),
+    each with its last assignment above `line` in the same function (`y = y.transpose(1, 2)` the line before)."""
+    tree = parse(source)
+    func = function_at(tree, line) if tree is not None else None
+    if func is None:
+        return {}
+    found = {}
+    for name in names_read_at(tree, line, bases=True):
+        above = [a for a in assigned_lines(func, name) if a < line]
+        if above:
+            found[name] = max(above)
+    return found
+
+
+def makes_tensor(source: str, line: int) -> bool:
+    """The statement on `line` calls into torch (`i = torch.arange(n) % g`): a tensor made from constants."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    return stmt is not None and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                                    and isinstance(n.func.value, ast.Name) and n.func.value.id == "torch"
+                                    for n in ast.walk(stmt))
