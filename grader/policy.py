@@ -303,6 +303,8 @@ class _Checker(ast.NodeVisitor):
         self.own_methods = {item.name for cls in nodes if isinstance(cls, ast.ClassDef) for item in cls.body
                             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))} - stored
         self.methods: list[str | None] = []  # per enclosing function: its receiver (first parameter) if a method
+        self.parameters: list[set[str]] = []  # per enclosing function body: its parameters' names
+        self.declared = {name for n in nodes if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
         self.unbound = _plain_methods(nodes)  # own class name -> its plain methods (reached only through an instance)
         self.bound = _bound_names(nodes)
         self.own = {n for n in _own_attributes(nodes) if not reachable.introspective(n) and n not in ESCAPES}
@@ -379,7 +381,7 @@ class _Checker(ast.NodeVisitor):
     def visit_Name(self, node):
         if node.id.startswith("__") and node.id not in ALLOWED_DUNDERS:
             self.flag(node, "unsafe_code", f"the name {node.id} is not allowed")
-        elif node.id in self.policy.denied_names:
+        elif node.id in self.policy.denied_names and not self.parameter(node.id):
             self.flag(node, "unsafe_code", f"{node.id}() is not allowed in a submission")
         elif node.id == "self" and not isinstance(node.ctx, ast.Load):
             self.bind(node, "self")
@@ -428,6 +430,24 @@ class _Checker(ast.NodeVisitor):
         if isinstance(node.value, ast.Call) and _called(node.value) == "type" and name != "__name__":
             self.flag(node, "unsafe_code", f"{shown}: the class of an object is only for isinstance() and __name__")
         self.generic_visit(node)
+
+    def parameter(self, name: str) -> bool:
+        """Whether name is, where it is read, a parameter of an enclosing function (forward(self, input)): its own
+        value, not the built-in of that name. Never where a global or nonlocal statement could rebind it."""
+        return name not in self.declared and any(name in names for names in self.parameters)
+
+    def body(self, node, params: list[ast.arg | None]):
+        """A function's body, with its parameters in scope; its decorators, defaults and annotations are evaluated
+        outside it and visited before."""
+        for field, value in ast.iter_fields(node):
+            if field != "body":
+                for item in value if isinstance(value, list) else [value]:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+        self.parameters.append({p.arg for p in params if p is not None})
+        for item in node.body if isinstance(node.body, list) else [node.body]:
+            self.visit(item)
+        self.parameters.pop()
 
     def own_receiver(self, root: str | None) -> bool:
         """Whether root is the self (or ctx, cls) of the method being checked: the only objects a file may change."""
@@ -536,12 +556,13 @@ class _Checker(ast.NodeVisitor):
             if arg.arg in ("self", "cls") and (i or receiver is None):
                 self.flag(arg, "unsafe_code", f"{arg.arg} may only be the first parameter of a method")
         self.methods.append(receiver)
-        self.generic_visit(node)
+        self.body(node, params)
         self.methods.pop()
 
     def visit_Lambda(self, node):
         self.methods.append(None)
-        self.generic_visit(node)
+        a = node.args
+        self.body(node, [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg])
         self.methods.pop()
 
     def visit_AsyncFunctionDef(self, node):

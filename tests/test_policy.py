@@ -262,3 +262,22 @@ def test_a_method_of_the_files_own_named_like_a_forbidden_api_is_its_own():
                                     "    def forward(self, q, k, v):\n" + hostile)
         assert "forbidden_api" in [rule for rule, _ in rules(source)], hostile
     assert "forbidden_api" in [rule for rule, _ in rules(OWN_METHOD.replace("self.scaled_dot", "q.scaled_dot", 1))]
+
+
+def test_a_parameter_named_like_a_denied_built_in_is_the_functions_own():
+    """forward(self, input), PyTorch's own convention, reads its parameter, not the built-in input(); everywhere
+    the name could still be the built-in it stays refused."""
+    ok = "import torch\n\nclass A:\n    def forward(self, input):\n        input = input.float()\n        f = lambda t: input + t\n        return f(input)\n"
+    assert check(ok) == []
+    assert check("g = lambda input: input * 2\n") == []
+    refused = {
+        "default": "def f(input=input):\n    return input\n",
+        "decorator": "@input\ndef f(input):\n    return input\n",
+        "another function": "def f(input):\n    return input\n\ndef g():\n    return input('?')\n",
+        "module level": "def f(input):\n    return input\nx = input('?')\n",
+        "global": "def f(input):\n    def g():\n        global input\n        return input('?')\n    return g\n",
+        "lambda default": "g = lambda input=input: input\n",
+        "eval": "def f(x):\n    return eval(x)\n",
+    }
+    for why, source in refused.items():
+        assert [v.rule for v in check(source)][:1] == ["unsafe_code"], why

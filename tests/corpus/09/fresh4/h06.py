@@ -1,0 +1,40 @@
+# expect: mask_device
+# bug-lines: 35
+import math
+
+import torch
+import torch.nn as nn
+
+
+class GroupedQueryAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, num_heads, num_kv_groups, qkv_bias=False):
+        super().__init__()
+        if d_out % num_heads != 0:
+            raise ValueError("d_out must be divisible by num_heads")
+        if num_heads % num_kv_groups != 0:
+            raise ValueError("num_heads must be divisible by num_kv_groups")
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.num_kv_groups = num_kv_groups
+        self.head_dim = d_out // num_heads
+        self.context_length = context_length
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, num_kv_groups * self.head_dim, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, num_kv_groups * self.head_dim, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+
+    def forward(self, x):
+        B, T, _ = x.shape
+        g = self.num_heads // self.num_kv_groups
+        q = self.W_query(x).view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
+        k = self.W_key(x).view(B, T, self.num_kv_groups, self.head_dim).transpose(1, 2)
+        v = self.W_value(x).view(B, T, self.num_kv_groups, self.head_dim).transpose(1, 2)
+        k = k.repeat_interleave(g, dim=1)
+        v = v.repeat_interleave(g, dim=1)
+
+        mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)
+        att = att.masked_fill(mask, float("-inf"))
+        att = torch.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, self.d_out)
+        return self.out_proj(y)
