@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import contextvars
+import copy
 import importlib.util
+import json
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -14,6 +16,8 @@ from grader.failures import Mismatch, expect
 from grader.numerics import FLOAT64_NATIVE, TOLERANCES, allclose, dtype_name
 from grader.sandbox import Sandbox, SubmissionError, WorkerGone
 
+REFERENCE_MODULES: dict[tuple, torch.nn.Module] = {}  # (reference file, constructor arguments, dtype, seed) -> as built
+PARAMETER_SHAPES: dict[tuple[str, str], list] = {}  # (reference file, constructor arguments) -> its parameters' shapes
 PRECISION_NOTES: contextvars.ContextVar[list | None] = contextvars.ContextVar("precision_notes", default=None)
 
 
@@ -82,13 +86,14 @@ class Harness:
     def weights(self, init: dict, salt: int = 0) -> dict[str, torch.Tensor]:
         """Parameters in float64, scaled so that scores are neither tiny nor saturated."""
         torch.default_generator.manual_seed(self.seed)  # CPU only: torch.manual_seed also queues CUDA seeding
-        ref = self.reference(**init)
+        key = (str(self.exercise.solution_path), json.dumps(init, sort_keys=True, default=repr))
+        if key not in PARAMETER_SHAPES:  # building the reference costs more than drawing its weights
+            PARAMETER_SHAPES[key] = [(name, p.shape) for name, p in self.reference(**init).named_parameters()]
         g = self.generator(salt)
         out = {}
-        for name, p in ref.named_parameters():
-            fan_in = p.shape[-1] if p.dim() > 1 else 1
-            scale = 1.3 / math.sqrt(fan_in) if p.dim() > 1 else 0.2
-            out[name] = torch.randn(p.shape, generator=g, dtype=torch.float64) * scale
+        for name, shape in PARAMETER_SHAPES[key]:
+            scale = 1.3 / math.sqrt(shape[-1]) if len(shape) > 1 else 0.2
+            out[name] = torch.randn(shape, generator=g, dtype=torch.float64) * scale
         self._origins[id(out)] = (out, {"seed": self.seed + salt, "draws": [[n, list(t.shape), 1.3 / math.sqrt(
             t.shape[-1]) if t.dim() > 1 else 0.2] for n, t in out.items()]})
         return out
@@ -111,8 +116,11 @@ class Harness:
 
     # -- the reference, in this (trusted) process -----------------------------------------
     def ref_module(self, init: dict, params: dict, *, dtype=torch.float64, train=False):
-        torch.default_generator.manual_seed(self.seed)  # CPU only: torch.manual_seed also queues CUDA seeding
-        module = self.reference(**init).to(dtype)
+        key = (str(self.exercise.solution_path), json.dumps(init, sort_keys=True, default=repr), str(dtype), self.seed)
+        if key not in REFERENCE_MODULES:  # built once per process, copied for each use: a copy costs a sixth
+            torch.default_generator.manual_seed(self.seed)  # CPU only: torch.manual_seed also queues CUDA seeding
+            REFERENCE_MODULES[key] = self.reference(**init).to(dtype)
+        module = copy.deepcopy(REFERENCE_MODULES[key])
         module.load_state_dict(params, strict=False)
         return module.train(train)
 

@@ -179,10 +179,10 @@ def _dotted(node: ast.AST) -> list[str] | None:
     return None
 
 
-def _docstrings(tree: ast.AST) -> set[int]:
+def _docstrings(nodes: list[ast.AST]) -> set[int]:
     """ids of the string constants that are docstrings (never evaluated, so free to mention dunders)."""
     found = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
@@ -190,11 +190,11 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return found
 
 
-def _own_private_attributes(tree: ast.AST) -> set[str]:
+def _own_private_attributes(nodes: list[ast.AST]) -> set[str]:
     """Private names the submission gives its own objects (self._cache = ..., def _split_heads): reading
     them back through self is fine."""
     own = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and node.attr.startswith("_") \
                 and isinstance(node.value, ast.Name) and node.value.id == "self":
             own.add(node.attr)
@@ -212,11 +212,11 @@ def _called(call: ast.Call) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
-def _bound_names(tree: ast.AST) -> set[str]:
+def _bound_names(nodes: list[ast.AST]) -> set[str]:
     """Every name the file binds (variables, parameters, functions, classes, imports, except targets): a built-in
     name the file rebinds is its own value, not the built-in."""
     bound = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             bound.add(node.id)
         elif isinstance(node, ast.arg):
@@ -230,12 +230,12 @@ def _bound_names(tree: ast.AST) -> set[str]:
     return bound
 
 
-def _own_attributes(tree: ast.AST) -> set[str]:
+def _own_attributes(nodes: list[ast.AST]) -> set[str]:
     """The attribute names the file gives its own objects: attributes it assigns (self.q_proj = ...), what its
     classes define (methods, fields), buffers and submodules it registers by name, namedtuple fields. Never
     a keyword argument or a variable's name (NAMES = dict(getattr=1) must not make .getattr the file's own)."""
     own = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
             own.add(node.attr)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -249,7 +249,7 @@ def _own_attributes(tree: ast.AST) -> set[str]:
                 for sub in ast.walk(arg):
                     if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
                         own.update(re.findall(r"\w+", sub.value))
-    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):  # fields: class-level names
+    for cls in (n for n in nodes if isinstance(n, ast.ClassDef)):  # fields: class-level names
         for item in cls.body:
             targets = item.targets if isinstance(item, ast.Assign) else [item.target] if isinstance(item, ast.AnnAssign) else []
             own.update(t.id for t in targets if isinstance(t, ast.Name))
@@ -271,10 +271,10 @@ def _folded(node: ast.AST) -> str | None:
 STORE_ROOTS = frozenset({"self", "ctx", "cls"})  # a method's receiver: whose attributes a submission may set
 
 
-def _plain_methods(tree: ast.AST) -> dict[str, set[str]]:
+def _plain_methods(nodes: list[ast.AST]) -> dict[str, set[str]]:
     """Own class -> the methods that take an instance (not static or class methods)."""
     out = {}
-    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+    for cls in (n for n in nodes if isinstance(n, ast.ClassDef)):
         out[cls.name] = {f.name for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
                          and not any(_dotted(d) in (["staticmethod"], ["classmethod"]) for d in f.decorator_list)}
     return out
@@ -294,19 +294,20 @@ class _Checker(ast.NodeVisitor):
         self.forbidden = {f: f.rsplit(".", 1)[-1] for f in forbidden}
         self.aliases: dict[str, str] = {}
         self.found: list[Violation] = []
-        self.docstrings = _docstrings(tree)
-        self.in_class = {id(item) for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef) for item in cls.body
+        nodes = list(ast.walk(tree))  # walked once: each rule below reads the same nodes
+        self.docstrings = _docstrings(nodes)
+        self.in_class = {id(item) for cls in nodes if isinstance(cls, ast.ClassDef) for item in cls.body
                          if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}  # methods, by node
-        self.own_private = _own_private_attributes(tree)
-        stored = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load)}
-        self.own_methods = {item.name for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef) for item in cls.body
+        self.own_private = _own_private_attributes(nodes)
+        stored = {n.attr for n in nodes if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load)}
+        self.own_methods = {item.name for cls in nodes if isinstance(cls, ast.ClassDef) for item in cls.body
                             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))} - stored
         self.methods: list[str | None] = []  # per enclosing function: its receiver (first parameter) if a method
-        self.unbound = _plain_methods(tree)  # own class name -> its plain methods (reached only through an instance)
-        self.bound = _bound_names(tree)
-        self.own = {n for n in _own_attributes(tree) if not reachable.introspective(n) and n not in ESCAPES}
-        self.derefd = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}  # x in x.name
-        self.called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}  # f in f(...)
+        self.unbound = _plain_methods(nodes)  # own class name -> its plain methods (reached only through an instance)
+        self.bound = _bound_names(nodes)
+        self.own = {n for n in _own_attributes(nodes) if not reachable.introspective(n) and n not in ESCAPES}
+        self.derefd = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}  # x in x.name
+        self.called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}  # f in f(...)
 
     def reachable(self, node, path: list[str]) -> bool:
         """Each step of a dotted path through modules must be in grader.reachable's allowlist."""

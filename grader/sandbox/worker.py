@@ -273,10 +273,11 @@ class Worker:
                 parts.append("unexpected parameter(s) " + ", ".join(extra))
             raise LookupError("; ".join(parts))
         with torch.no_grad():
-            for name, value in given.items():
-                if tuple(own[name].shape) != tuple(value.shape):
-                    raise ValueError(f"parameter {name} has shape {tuple(own[name].shape)}, expected {tuple(value.shape)}")
-                own[name].copy_(value)
+            for name, param in own.items():  # in the module's order, not the frame's (its decoder's hash order,
+                value = given[name]  # which changes from one worker process to the next)
+                if tuple(param.shape) != tuple(value.shape):
+                    raise ValueError(f"parameter {name} has shape {tuple(param.shape)}, expected {tuple(value.shape)}")
+                param.copy_(value)
 
     def run(self, req, tensors):
         dtype = DTYPES[req.get("dtype", "float64")]
