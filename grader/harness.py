@@ -161,13 +161,18 @@ class Harness:
             self.load_error = exc
 
     def request(self, header: dict, tensors: dict | None = None):
+        self._restart_crashed()
+        return self.sandbox.request({"entry": self.exercise.entry, **header}, tensors)
+
+    def _restart_crashed(self) -> None:
+        """A worker that crashed is started again (and the submission loaded) for the next request, max_starts
+        times in all."""
         assert self.sandbox is not None, "the submission was not started"
         gone = self.sandbox.gone
         if gone is not None and gone.reason == "crash" and self.sandbox.starts < self.max_starts:
             self.sandbox.close()
             self.sandbox.start()
             self.load()
-        return self.sandbox.request({"entry": self.exercise.entry, **header}, tensors)
 
     def describe(self, init: dict | None = None) -> dict:
         return self.request({"op": "describe", "init": init})[0]
@@ -178,12 +183,7 @@ class Harness:
     def batch(self, calls: list[tuple[dict, dict]]) -> list:
         """Several requests in one round trip to the worker (Sandbox.batch): per call, its (header, tensors) or
         the SubmissionError it raised; the list ends at the first error."""
-        assert self.sandbox is not None, "the submission was not started"
-        gone = self.sandbox.gone
-        if gone is not None and gone.reason == "crash" and self.sandbox.starts < self.max_starts:
-            self.sandbox.close()
-            self.sandbox.start()
-            self.load()
+        self._restart_crashed()
         return self.sandbox.batch([({"entry": self.exercise.entry, **header}, tensors) for header, tensors in calls])
 
     def run(self, init: dict | None, args: list, kwargs: dict | None = None, *, params=None, dtype=torch.float64,

@@ -278,3 +278,33 @@ def test_without_libseccomp_the_worker_degrades(monkeypatch):
     state = isolation._install_seccomp()
     assert state.startswith("no seccomp filter") and "libseccomp" in state
     assert selfcheck.tier({"syscalls": state, "limits": "no cgroup"}).endswith("per-process rlimits only")
+
+
+def test_runs_gives_each_result_in_turn_as_run_would(zygote, write):
+    """Harness.runs: one request for the calls; results in order; a call's error is raised at its turn, the
+    calls before it still answered; a call after it (the worker stopped there) is sent alone if the check goes on."""
+    from grader.catalog import load_catalog
+    from grader.harness import Harness
+
+    ex = load_catalog().get("2")
+    src = ("import torch\n\n"
+           "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+           "    if query.shape[-2] == 3:\n"
+           "        raise ValueError('three')\n"
+           "    w = torch.softmax(query @ key.transpose(-2, -1), -1)\n"
+           "    return w @ value, w\n")
+    with Sandbox(write("sub.py", src), zygote=zygote) as sb:
+        kit = Harness(ex, sb)
+        kit.load()
+        q = [kit.randn(2, n, 4, salt=n) for n in (2, 3, 5)]
+        results = kit.runs([kit.call(None, [x, x, x], n_outputs=2) for x in q])
+        assert sb.answered == 1  # nothing sent before the first result is asked for
+        (out, w), _ = next(results)
+        assert sb.answered == 3 and out.shape == (2, 2, 4) and w.shape == (2, 2, 2)  # two calls ran, then the error
+        with pytest.raises(SubmissionError) as err:
+            next(results)
+        assert err.value.type == "ValueError" and kit.last_call["args"][0]["shape"] == [2, 3, 4]
+        (out, _), _ = next(results)  # the check caught it and went on: the third call is sent on its own
+        assert sb.answered == 4 and out.shape == (2, 5, 4)
+        with pytest.raises(StopIteration):
+            next(results)
