@@ -33,6 +33,37 @@ produced_by's kit digest.
 Sixth session, once every branch was merged, on a quiet machine (load 1-2.5), `--sample 1`, the commit before
 the session (654c854, PYTHONPATH at a worktree of it) then main, back to back: 6 submissions 21.7 -> 14.7 s,
 30 submissions 49.1 -> 39.1 s, marginal 1.14 -> 1.02 s per submission (each tree draws from its own corpus).
+Seventh session (issue 23, item 4: batching requests). Profiled in one process, 20 grades (exercises 1-5, the
+reference and three corpus files each, warm fork server; cProfile on CPU time, and counters around each frame
+sent and received), the commit before (48b9ff7) and after alternating, two rounds each, load 4.6-5.1:
+- before, per grade: 33.4 frames, 0.52-0.54 s waiting for replies, of which 0.14 s was worker CPU; grader CPU
+  0.20 s; wall 0.93-0.95 s. Where it went: safetensors.torch.save, 1.8 ms per frame on each side (its checks
+  for shared storage, six times the writing); the module checks sent every input shape, changed token and seed
+  as a frame of its own (test_output_shapes and test_matches_reference_float64: 4 per constructor case; the
+  future-token check T); weights() and every ref_run built the reference module (10 ms at that load); pytest
+  formatted the traceback of each failed check that --tb=no never shows (a tenth of a failing grade's suite
+  time); kit and ex were rebuilt for each check (each one a `request` fixture def, ~6 per check); the policy
+  walked the tree twelve times.
+- after: a check's calls that do not depend on each other's outputs go in one frame (Harness.call/runs ->
+  Sandbox.batch -> the worker's batch op: each call gets its own copy of the tensors, the first that raises
+  ends the batch, each reply is checked as a single reply is, then the batch as a whole); frames are written in
+  the safetensors format directly (still read by safetensors' parser on both sides); the reference's parameter
+  shapes and built modules are kept per process (copied for each use); failed checks get a one-line report;
+  kit and ex are built once per grade; the policy walks the tree once. Per grade: 19.5 frames, 0.30-0.37 s
+  waiting, worker CPU 0.10-0.11 s, grader CPU 0.10-0.13 s, wall 0.55-0.67 s (0.59-0.70x before).
+- this script, `--sample 1`, after then before, back to back (load 2.3-5.0): marginal 1.65 vs 2.60 s per
+  submission (0.63x); 6 submissions 29.5 vs 27.6 s, 30 submissions 69.0 vs 90.0 s.
+- verdicts: two random samples of 40 corpus files (tests/corpus/0*, 1*), graded by both trees: the same JSON,
+  but for which parameter a wrong-shaped module's error names first. That came from the order of the frame's
+  tensors, which safetensors' decoder gives in a hash order drawn per process (before and after alike); the
+  worker now checks them in the module's own order.
+- the 0.3 s target is not met on this machine. Left per grade (after, load ~5): grader CPU 0.10-0.13 s (pytest's
+  per-check machinery about a quarter, then the reference's own forward and the comparisons, the policy), worker
+  CPU ~0.10 s (17 run calls, each building and casting the submission's module and running it under the
+  forbidden-API watch, 2-3 ms a call), fork and boot ~0.05 s, kill and /proc scan ~0.04 s. With 2 jobs on 2
+  cores, five grades of ~0.28 s of CPU are ~0.7 s per submission on an idle machine: 0.3 s needs the CPU per
+  grade itself cut by another ~2.3x (fewer calls per check: the shape and float64 checks could share inputs; a
+  run that does not rebuild the module per call), not fewer round trips.
 """
 from __future__ import annotations
 

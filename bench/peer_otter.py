@@ -36,6 +36,11 @@ from a fork server started in their initializer): 3.00x per file (median 3.11x),
 19.1 s, Otter 151.2 s; load 2.4-4.0), from 2.66x and 5.47x before. What is left on the cohort is fixed
 cost: the batch's main process imports torch before its pool starts (cli.py: load_catalog().check_forbidden()),
 then each pool process and its fork server import it again.
+Seventh session (batched requests, bench/batch.py): this script with the kit before (48b9ff7, PYTHONPATH at a copy of
+it) and after, one run each, the same Otter venv: before 2.67x per file (median 2.65x), 8.18x on the cohort (kit
+17.39 s, Otter 142.3 s; load 2.5-3.7); after 2.42x (median 2.68x), 8.35x (kit 17.4 s, Otter 145.6 s; load 3.6-5.3).
+Neither moved: a cold file is two torch imports (grader and worker) and a cohort of 16 files at 2 slots is mostly
+the batch's fixed start-up; batching shortens the grades after the first, of which this cohort has few.
 Exit status: 0 when it ran (whatever the ratios); non-zero when a tool could not be set up or graded nothing.
 """
 from __future__ import annotations

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import contextvars
+import copy
 import importlib.util
+import json
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -14,6 +16,8 @@ from grader.failures import Mismatch, expect
 from grader.numerics import FLOAT64_NATIVE, TOLERANCES, allclose, dtype_name
 from grader.sandbox import Sandbox, SubmissionError, WorkerGone
 
+REFERENCE_MODULES: dict[tuple, torch.nn.Module] = {}  # (reference file, constructor arguments, dtype, seed) -> as built
+PARAMETER_SHAPES: dict[tuple[str, str], list] = {}  # (reference file, constructor arguments) -> its parameters' shapes
 PRECISION_NOTES: contextvars.ContextVar[list | None] = contextvars.ContextVar("precision_notes", default=None)
 
 
@@ -82,13 +86,14 @@ class Harness:
     def weights(self, init: dict, salt: int = 0) -> dict[str, torch.Tensor]:
         """Parameters in float64, scaled so that scores are neither tiny nor saturated."""
         torch.default_generator.manual_seed(self.seed)  # CPU only: torch.manual_seed also queues CUDA seeding
-        ref = self.reference(**init)
+        key = (str(self.exercise.solution_path), json.dumps(init, sort_keys=True, default=repr))
+        if key not in PARAMETER_SHAPES:  # building the reference costs more than drawing its weights
+            PARAMETER_SHAPES[key] = [(name, p.shape) for name, p in self.reference(**init).named_parameters()]
         g = self.generator(salt)
         out = {}
-        for name, p in ref.named_parameters():
-            fan_in = p.shape[-1] if p.dim() > 1 else 1
-            scale = 1.3 / math.sqrt(fan_in) if p.dim() > 1 else 0.2
-            out[name] = torch.randn(p.shape, generator=g, dtype=torch.float64) * scale
+        for name, shape in PARAMETER_SHAPES[key]:
+            scale = 1.3 / math.sqrt(shape[-1]) if len(shape) > 1 else 0.2
+            out[name] = torch.randn(shape, generator=g, dtype=torch.float64) * scale
         self._origins[id(out)] = (out, {"seed": self.seed + salt, "draws": [[n, list(t.shape), 1.3 / math.sqrt(
             t.shape[-1]) if t.dim() > 1 else 0.2] for n, t in out.items()]})
         return out
@@ -111,8 +116,11 @@ class Harness:
 
     # -- the reference, in this (trusted) process -----------------------------------------
     def ref_module(self, init: dict, params: dict, *, dtype=torch.float64, train=False):
-        torch.default_generator.manual_seed(self.seed)  # CPU only: torch.manual_seed also queues CUDA seeding
-        module = self.reference(**init).to(dtype)
+        key = (str(self.exercise.solution_path), json.dumps(init, sort_keys=True, default=repr), str(dtype), self.seed)
+        if key not in REFERENCE_MODULES:  # built once per process, copied for each use: a copy costs a sixth
+            torch.default_generator.manual_seed(self.seed)  # CPU only: torch.manual_seed also queues CUDA seeding
+            REFERENCE_MODULES[key] = self.reference(**init).to(dtype)
+        module = copy.deepcopy(REFERENCE_MODULES[key])
         module.load_state_dict(params, strict=False)
         return module.train(train)
 
@@ -153,19 +161,30 @@ class Harness:
             self.load_error = exc
 
     def request(self, header: dict, tensors: dict | None = None):
+        self._restart_crashed()
+        return self.sandbox.request({"entry": self.exercise.entry, **header}, tensors)
+
+    def _restart_crashed(self) -> None:
+        """A worker that crashed is started again (and the submission loaded) for the next request, max_starts
+        times in all."""
         assert self.sandbox is not None, "the submission was not started"
         gone = self.sandbox.gone
         if gone is not None and gone.reason == "crash" and self.sandbox.starts < self.max_starts:
             self.sandbox.close()
             self.sandbox.start()
             self.load()
-        return self.sandbox.request({"entry": self.exercise.entry, **header}, tensors)
 
     def describe(self, init: dict | None = None) -> dict:
         return self.request({"op": "describe", "init": init})[0]
 
     def construct_raises(self, init: dict) -> str | None:
         return self.request({"op": "construct_raises", "init": init})[0]["raised"]
+
+    def batch(self, calls: list[tuple[dict, dict]]) -> list:
+        """Several requests in one round trip to the worker (Sandbox.batch): per call, its (header, tensors) or
+        the SubmissionError it raised; the list ends at the first error."""
+        self._restart_crashed()
+        return self.sandbox.batch([({"entry": self.exercise.entry, **header}, tensors) for header, tensors in calls])
 
     def run(self, init: dict | None, args: list, kwargs: dict | None = None, *, params=None, dtype=torch.float64,
             train=False, grad_out=None, device=None, seed=0, n_outputs: int = 1, check_shapes: bool = True):
@@ -174,6 +193,20 @@ class Harness:
         device: "cpu", "cuda" (a real GPU), or "emulated" (cuda:0 as the submission sees it, computed on the CPU
         with real values, refusing to mix devices as CUDA does: grader/sandbox/emulated.py). "meta", what packs
         used before the emulation, runs emulated and returns only the output shapes (tuples) and no gradients."""
+        return next(self.runs([self.call(init, args, kwargs, params=params, dtype=dtype, train=train, grad_out=grad_out,
+                                         device=device, seed=seed, n_outputs=n_outputs, check_shapes=check_shapes)]))
+
+    def runs(self, calls: list["Call"]) -> "Results":
+        """The results of several calls (made by call(), which takes run()'s arguments), sent to the worker in one
+        request when first asked for: iterate it for each call's (outputs, gradients) in order, as run() returns
+        them; a call's error is raised when its turn comes, as run() would raise it. For calls whose inputs do
+        not depend on each other's outputs: the worker runs them all (up to the first that raises) before the
+        check looks at the first."""
+        return Results(self, calls)
+
+    def call(self, init: dict | None, args: list, kwargs: dict | None = None, *, params=None, dtype=torch.float64,
+             train=False, grad_out=None, device=None, seed=0, n_outputs: int = 1, check_shapes: bool = True) -> "Call":
+        """One call of the submission, as run() makes it, prepared to be sent with others (runs())."""
         device = device or self.device
         shapes_only = device == "meta"  # the meta device's contract, kept for packs that use it: shapes, no values
         device = "emulated" if shapes_only else device
@@ -196,16 +229,20 @@ class Harness:
         if grad_out is not None:
             header["grad"] = [f"gout{i}" for i in range(len(grad_out))]
             tensors.update({f"gout{i}": g for i, g in enumerate(grad_out)})
-        self.last_call = {"entry": self.exercise.entry, "init": init, "dtype": dtype_name(dtype), "train": train,
-                          "device": device, "seed": seed, "grad": grad_out is not None, "scalars": scalars,
-                          "args": [self.recipe(a) for a in args], "params": self.recipe(params) if params else None,
-                          "kwargs": {k: self.recipe(v) for k, v in (kwargs or {}).items() if isinstance(v, torch.Tensor)}}
-        reply, out = self.request(header, tensors)
+        recipe = {"entry": self.exercise.entry, "init": init, "dtype": dtype_name(dtype), "train": train,
+                  "device": device, "seed": seed, "grad": grad_out is not None, "scalars": scalars,
+                  "args": [self.recipe(a) for a in args], "params": self.recipe(params) if params else None,
+                  "kwargs": {k: self.recipe(v) for k, v in (kwargs or {}).items() if isinstance(v, torch.Tensor)}}
+        return Call(header, tensors, recipe, init, args, dtype, n_outputs, check_shapes, shapes_only)
+
+    def outputs(self, call: "Call", reply: dict, out: dict):
+        """run()'s result from the worker's reply to call: the outputs checked for type, count, dtype and shape."""
+        n_outputs, dtype, args = call.n_outputs, call.dtype, call.args
         shapes = reply.get("outputs")
         expect(isinstance(shapes, list) and len(shapes) == n_outputs,
                f"expected {n_outputs} output tensor(s), got {len(shapes) if isinstance(shapes, list) else 'something else'}",
                "output_count")
-        want_shapes = self.expected_shapes(init, args)
+        want_shapes = self.expected_shapes(call.init, args)
         want_shapes += [None] * (n_outputs - len(want_shapes))  # outputs the generic contract does not describe
         outs = []
         for i in range(n_outputs):
@@ -217,14 +254,55 @@ class Harness:
                 t = t.to(dtype)
             expect(t.dtype == dtype, changed, "dtype_changed")
             what = "output" if n_outputs == 1 else ("output", "weights")[i] if i < 2 else f"output {i}"
-            expect(not check_shapes or want_shapes[i] is None or tuple(t.shape) == want_shapes[i],
+            expect(not call.check_shapes or want_shapes[i] is None or tuple(t.shape) == want_shapes[i],
                    f"{what} for input {tuple(args[0].shape)} has shape {tuple(t.shape)}, expected {want_shapes[i]}",
                    "shape_mismatch")
             outs.append(t)
-        if shapes_only:
+        if call.shapes_only:
             return [tuple(t.shape) for t in outs], {}
         grads = {k.removeprefix("grad."): v for k, v in out.items() if k.startswith("grad.")}
         return outs, grads
 
 
-__all__ = ["Harness", "Mismatch", "SubmissionError", "WorkerGone", "compare", "expect", "load_reference", "unravel"]
+@dataclass
+class Call:
+    """One call of the submission prepared by Harness.call: the request, and what checking its reply needs."""
+    header: dict
+    tensors: dict
+    recipe: dict  # how `grade exercise N --repro` makes it again
+    init: dict | None
+    args: list
+    dtype: torch.dtype
+    n_outputs: int
+    check_shapes: bool
+    shapes_only: bool
+
+
+class Results:
+    """Harness.runs(calls): each call's result in order, from one request sent on the first next(). A call after
+    one that raised was not run by the worker (it stops there): should the check go on to it, it is sent alone."""
+
+    def __init__(self, harness: Harness, calls: list[Call]):
+        self.harness, self.calls, self.answers, self.next = harness, list(calls), None, 0
+
+    def __iter__(self) -> "Results":
+        return self
+
+    def __next__(self):
+        if self.next >= len(self.calls):
+            raise StopIteration
+        call, index = self.calls[self.next], self.next
+        self.next += 1
+        self.harness.last_call = call.recipe
+        if self.answers is None and len(self.calls) > 1:
+            self.answers = self.harness.batch([(c.header, c.tensors) for c in self.calls])
+        if self.answers is not None and index < len(self.answers):
+            answer = self.answers[index]
+            if isinstance(answer, SubmissionError):
+                raise answer
+        else:
+            answer = self.harness.request(call.header, call.tensors)
+        return self.harness.outputs(call, *answer)
+
+
+__all__ = ["Call", "Harness", "Results", "Mismatch", "SubmissionError", "WorkerGone", "compare", "expect", "load_reference", "unravel"]

@@ -46,6 +46,25 @@ def test_round_trip_returns_plain_tensors(start):
 
 
 @pytest.mark.parametrize("start", ["fork"], indirect=True)  # the worker loop: the same after spawn
+def test_a_batch_answers_each_call_as_if_alone_and_stops_at_the_first_error(start):
+    """One frame, several calls: each gets its own copy of a tensor they share (an in-place change made by one
+    is not seen by the next), replies come back in order, and the first call that raises ends the batch."""
+    src = "import torch\n\ndef f(x):\n    x.mul_(10)\n    return x + 1\n\ndef g(x):\n    raise ValueError('no')\n"
+    with start(src) as sb:
+        sb.request({"op": "load"})
+        x = torch.ones(2)
+        call = {"op": "run", "entry": "f", "init": None, "args": ["x"]}
+        answers = sb.batch([(call, {"x": x}), (call, {"x": x}), ({**call, "entry": "g"}, {"x": x}), (call, {"x": x})])
+        assert len(answers) == 3 and sb.answered == 4  # the load, then three calls run: the fourth was not
+        for reply, out in answers[:2]:
+            assert reply["ok"] and list(out) == ["out.0"] and torch.equal(out["out.0"], torch.full((2,), 11.0))
+        assert isinstance(answers[2], SubmissionError) and answers[2].type == "ValueError" and answers[2].line == 8
+        assert torch.equal(x, torch.ones(2)) and sb.gone is None
+        with pytest.raises(ValueError):
+            sb.batch([({"op": "load"}, None)])  # never a load (nor a trace, nor a batch) inside a batch
+
+
+@pytest.mark.parametrize("start", ["fork"], indirect=True)  # the worker loop: the same after spawn
 def test_exception_in_submission_is_reported_with_line(start):
     with start("import torch\n\ndef f(x):\n    return x @ torch.ones(7, 7)\n") as sb:
         sb.request({"op": "load"})
@@ -174,6 +193,42 @@ def test_every_malformed_reply_is_a_crash_of_that_submission(zygote, write, head
         assert err.value.reason == "crash" and "reply" in err.value.detail
 
 
+@pytest.mark.parametrize("header", [
+    b'{"ok": true, "replies": [{"ok": true}, {"ok": true}, {"ok": true}]}',  # more replies than calls
+    b'{"ok": true, "replies": []}',  # none
+    b'{"ok": true, "replies": [{"ok": false}, {"ok": true}]}',  # on after a failure
+    b'{"ok": true, "replies": [{"ok": true, "pwned": 1}]}',  # a reply no call gets
+    b'{"ok": true, "replies": [7]}',  # not a reply
+    b'{"ok": true, "replies": [{"ok": true}], "outputs": []}',  # a key a batch reply does not have
+])
+def test_every_malformed_batch_reply_is_a_crash_of_that_submission(zygote, write, header):
+    """The reply to a batch is checked as a whole and call by call, as any reply is."""
+    src = ("import os, struct\n"
+           f"HEADER = {header!r}\n"
+           "def f(x):\n"
+           "    for fd in range(3, 256):\n"
+           "        try:\n"
+           "            os.write(fd, struct.pack('>Q', len(HEADER)) + HEADER + struct.pack('>Q', 0))\n"
+           "        except OSError:\n"
+           "            pass\n"
+           "    return x\n")
+    with Sandbox(write("sub.py", src), zygote=zygote) as sb:
+        sb.request({"op": "load"})
+        call = ({"op": "run", "entry": "f", "init": None, "args": ["x"]}, {"x": torch.ones(1)})
+        with pytest.raises(WorkerGone) as err:
+            sb.batch([call, call])
+        assert err.value.reason == "crash" and "reply" in err.value.detail
+
+
+def test_batch_reply_tensors_must_name_a_call():
+    from grader.sandbox.protocol import ProtocolError, split_batch_tensors
+
+    assert split_batch_tensors({"0.out.0": 1, "1.out.0": 2}, 2) == [{"out.0": 1}, {"out.0": 2}]
+    for name in ("2.out.0", "out.0", "01.out.0", "\u00b2.out.0", "-1.out.0"):
+        with pytest.raises(ProtocolError):
+            split_batch_tensors({name: 1}, 2)
+
+
 @pytest.mark.parametrize("start", ["fork"], indirect=True)  # the worker loop: the same after spawn
 def test_submission_text_is_cleaned(start):
     """Exception type names, messages and printed output reach the grader without escape sequences."""
@@ -223,3 +278,33 @@ def test_without_libseccomp_the_worker_degrades(monkeypatch):
     state = isolation._install_seccomp()
     assert state.startswith("no seccomp filter") and "libseccomp" in state
     assert selfcheck.tier({"syscalls": state, "limits": "no cgroup"}).endswith("per-process rlimits only")
+
+
+def test_runs_gives_each_result_in_turn_as_run_would(zygote, write):
+    """Harness.runs: one request for the calls; results in order; a call's error is raised at its turn, the
+    calls before it still answered; a call after it (the worker stopped there) is sent alone if the check goes on."""
+    from grader.catalog import load_catalog
+    from grader.harness import Harness
+
+    ex = load_catalog().get("2")
+    src = ("import torch\n\n"
+           "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+           "    if query.shape[-2] == 3:\n"
+           "        raise ValueError('three')\n"
+           "    w = torch.softmax(query @ key.transpose(-2, -1), -1)\n"
+           "    return w @ value, w\n")
+    with Sandbox(write("sub.py", src), zygote=zygote) as sb:
+        kit = Harness(ex, sb)
+        kit.load()
+        q = [kit.randn(2, n, 4, salt=n) for n in (2, 3, 5)]
+        results = kit.runs([kit.call(None, [x, x, x], n_outputs=2) for x in q])
+        assert sb.answered == 1  # nothing sent before the first result is asked for
+        (out, w), _ = next(results)
+        assert sb.answered == 3 and out.shape == (2, 2, 4) and w.shape == (2, 2, 2)  # two calls ran, then the error
+        with pytest.raises(SubmissionError) as err:
+            next(results)
+        assert err.value.type == "ValueError" and kit.last_call["args"][0]["shape"] == [2, 3, 4]
+        (out, _), _ = next(results)  # the check caught it and went on: the third call is sent on its own
+        assert sb.answered == 4 and out.shape == (2, 5, 4)
+        with pytest.raises(StopIteration):
+            next(results)

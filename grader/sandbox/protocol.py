@@ -23,6 +23,7 @@ REPLY_KEYS = {"ok": (bool,), "error": (dict,), "outputs": (list,), "is_class": (
               "is_module": (bool,), "parameters": (list, type(None)), "forward_parameters": (list,),
               "params": (dict,), "buffers": (dict,), "raised": (str, dict, type(None)), "largest": (dict,),
               "entries": (list,), "truncated": (bool,)}  # entries, truncated, raised as a dict: the trace op
+BATCHED = ("run", "describe", "construct_raises")  # the calls a batch request may hold (never load, trace or a batch)
 MAX_PAYLOAD = 64 << 20  # the grader's probes return kilobytes; anything near this is an attack or a bug
 _LEN = struct.Struct(">Q")
 READY = b"\x06"  # the byte a worker sends once booted, before it imports the submission; a frame
@@ -34,11 +35,41 @@ class ProtocolError(Exception):
 
 
 def encode(header: dict, tensors: dict | None = None) -> bytes:
-    from safetensors.torch import save as st_save  # imported late: the grader spawns its worker before torch loads
-
     head = json.dumps(header).encode()
-    body = st_save({k: v.detach().cpu().contiguous().clone() for k, v in tensors.items()}) if tensors else b""
+    body = safetensors_bytes(tensors) if tensors else b""
     return _LEN.pack(len(head)) + head + _LEN.pack(len(body)) + body
+
+
+def safetensors_bytes(tensors: dict) -> bytes:
+    """tensors in the safetensors format, as safetensors.torch.save writes it (and its load reads it), without
+    its checks for shared storage, which cost six times the writing (names here are distinct, tensors copied)."""
+    import torch  # imported late: the grader spawns its worker before torch loads
+
+    meta, chunks, at = {}, [], 0
+    for name, t in tensors.items():
+        t = t.detach().cpu().contiguous()
+        data = t.reshape(-1).view(torch.uint8).numpy().tobytes()
+        meta[name] = {"dtype": _SAFETENSORS_DTYPES[t.dtype], "shape": list(t.shape), "data_offsets": [at, at + len(data)]}
+        chunks.append(data)
+        at += len(data)
+    head = json.dumps(meta, separators=(",", ":")).encode()
+    head += b" " * (-len(head) % 8)  # the format aligns the data to 8 bytes
+    return struct.pack("<Q", len(head)) + head + b"".join(chunks)
+
+
+class _Dtypes(dict):
+    """torch dtype -> safetensors' name for it, the names safetensors.torch reads (filled on first use)."""
+
+    def __missing__(self, dtype):
+        from safetensors.torch import _TYPES
+
+        self.update({value: name for name, value in _TYPES.items()})
+        if dtype not in self:
+            raise ValueError(f"safetensors cannot hold a tensor of dtype {dtype}")
+        return self[dtype]
+
+
+_SAFETENSORS_DTYPES = _Dtypes()
 
 
 def split_lengths(buf: bytes) -> int | None:
@@ -96,6 +127,35 @@ def check_reply(header: dict) -> dict:
         elif isinstance(value, list):
             stack += [(v, depth + 1) for v in value]
     return header
+
+
+def check_batch_reply(header: dict, sent: int) -> dict:
+    """The worker's reply to a batch of sent calls: {"ok": true, "replies": [...]}, one reply per call run (at
+    least one, at most sent), each checked as check_reply checks a single one, and only the last one failed; or
+    an error reply for the batch as a whole. Raises ProtocolError."""
+    if header.get("ok") is not True:
+        return check_reply(header)
+    replies = header.get("replies")
+    if set(header) != {"ok", "replies"} or not isinstance(replies, list) or not 1 <= len(replies) <= sent:
+        raise ProtocolError("the reply to a batch is not {\"ok\": true, \"replies\": [one per call run]}")
+    for i, reply in enumerate(replies):
+        if not isinstance(reply, dict):
+            raise ProtocolError(f"reply {i} of the batch is a {type(reply).__name__}")
+        check_reply(reply)
+        if reply.get("ok") is not True and i < len(replies) - 1:
+            raise ProtocolError("the batch went on after a call that failed")
+    return header
+
+
+def split_batch_tensors(tensors: dict, count: int) -> list[dict]:
+    """A batch reply's tensors, named "<call>.<name>", as one dict per call; any other name is a ProtocolError."""
+    split: list[dict] = [{} for _ in range(count)]
+    for key, value in tensors.items():
+        index, dot, name = key.partition(".")
+        if not dot or not (index.isascii() and index.isdigit()) or int(index) >= count or index != str(int(index)):
+            raise ProtocolError(f"tensor {key[:40]!r} of a batch reply names no call")
+        split[int(index)][name] = value
+    return split
 
 
 def check_state(header: dict) -> dict[str, str]:

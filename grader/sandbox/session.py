@@ -241,13 +241,48 @@ class Sandbox:
     # -- requests --------------------------------------------------------------------------
     def request(self, header: dict, tensors: dict | None = None) -> tuple[dict, dict]:
         """Send one request; return the worker's (header, tensors). Raises WorkerGone or SubmissionError."""
+        if header.get("op") == "load":
+            header = {**header, "forbidden": self.forbidden}
+            tensors = {**(tensors or {}), "source": _as_bytes_tensor(self.text)}
+        reply, out = self._exchange(header, tensors, protocol.check_reply)
+        self.answered += 1
+        answer = _answer(reply, out)
+        if isinstance(answer, SubmissionError):
+            raise answer
+        return answer
+
+    def batch(self, calls: list[tuple[dict, dict | None]]) -> list[tuple[dict, dict] | SubmissionError]:
+        """Several requests (header, tensors) in one frame, answered in one: per call, what request() returns or the
+        SubmissionError it raises. The worker runs them in order and stops at the first that fails, so the list
+        ends there. A tensor object that several calls send goes once (the worker gives each call its own copy).
+        Raises WorkerGone as request() does: the batch's CPU time counts against the budget as a whole."""
+        if not calls or any(header.get("op") not in protocol.BATCHED for header, _ in calls):
+            raise ValueError(f"a batch holds one or more of {', '.join(protocol.BATCHED)}")
+        keys, tensors, headers = {}, {}, []
+        for header, own in calls:
+            refs = {}
+            for name, t in (own or {}).items():
+                refs[name] = keys.setdefault(id(t), f"t{len(keys)}")
+                tensors[refs[name]] = t
+            headers.append({**header, "tensors": refs})
+        reply, out = self._exchange({"op": "batch", "calls": headers}, tensors,
+                                    lambda r: protocol.check_batch_reply(r, len(calls)))
+        if reply.get("ok") is not True:  # the worker failed the batch as a whole: the first call's error
+            self.answered += 1
+            return [_answer(reply, out)]
+        try:
+            split = protocol.split_batch_tensors(out, len(reply["replies"]))
+        except protocol.ProtocolError as exc:
+            raise self._fail("crash", f"the worker sent an unreadable reply ({exc})") from None
+        self.answered += len(split)
+        return [_answer(sub, own) for sub, own in zip(reply["replies"], split)]
+
+    def _exchange(self, header: dict, tensors: dict | None, check) -> tuple[dict, dict]:
+        """One frame there and one back, within the budget; the reply decoded and checked by check()."""
         if self.gone is None and self.cancelled:
             raise self._fail("timeout", "cancelled")
         if self.gone is not None:
             raise self.gone
-        if header.get("op") == "load":
-            header = {**header, "forbidden": self.forbidden}
-            tensors = {**(tensors or {}), "source": _as_bytes_tensor(self.text)}
         data = protocol.encode(header, tensors)
         with selectors.DefaultSelector() as sel:
             if not self.ready:
@@ -264,15 +299,12 @@ class Sandbox:
                     self.cpu_used += self._cpu() - self._cpu0
             if self.cpu_used > self.limits.time_s:  # the reply came, but after the budget ran out: same verdict
                 raise self._stuck(self._timeout_message())
-        self.answered += 1
         try:
             reply, out = protocol.decode(frame)
-            protocol.check_reply(reply)
+            check(reply)
         except protocol.ProtocolError as exc:
             raise self._fail("crash", f"the worker sent an unreadable reply ({exc})") from None
-        if reply.get("ok") is True:
-            return reply, out
-        raise SubmissionError(reply.get("error") if isinstance(reply.get("error"), dict) else {})
+        return reply, out
 
     def _await_ready(self, sel) -> None:
         """Wait for the worker's 'booted' signal and what its isolation held, sent before the submission is
@@ -389,6 +421,14 @@ class Sandbox:
         self._kill()
         self.gone = WorkerGone(reason, detail)
         return self.gone
+
+
+def _answer(reply: dict, out: dict):
+    """A checked reply: (header, tensors) when the call succeeded, else the SubmissionError it raised (request()
+    raises it; batch() returns it in its place)."""
+    if reply.get("ok") is True:
+        return reply, out
+    return SubmissionError(reply.get("error") if isinstance(reply.get("error"), dict) else {})
 
 
 def _as_bytes_tensor(data: bytes):

@@ -26,7 +26,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from grader.sandbox import isolation
 from grader.sandbox.emulated import DEVICE, EmulatedDevice, to_device
 from grader.sandbox.limits import Limits
-from grader.sandbox.protocol import READY, STACK_SIGNAL, decode, encode, read_frame
+from grader.sandbox.protocol import BATCHED, READY, STACK_SIGNAL, decode, encode, read_frame, safetensors_bytes
 from grader.sandbox.trace import Tracer
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -273,10 +273,11 @@ class Worker:
                 parts.append("unexpected parameter(s) " + ", ".join(extra))
             raise LookupError("; ".join(parts))
         with torch.no_grad():
-            for name, value in given.items():
-                if tuple(own[name].shape) != tuple(value.shape):
-                    raise ValueError(f"parameter {name} has shape {tuple(own[name].shape)}, expected {tuple(value.shape)}")
-                own[name].copy_(value)
+            for name, param in own.items():  # in the module's order, not the frame's (its decoder's hash order,
+                value = given[name]  # which changes from one worker process to the next)
+                if tuple(param.shape) != tuple(value.shape):
+                    raise ValueError(f"parameter {name} has shape {tuple(param.shape)}, expected {tuple(value.shape)}")
+                param.copy_(value)
 
     def run(self, req, tensors):
         dtype = DTYPES[req.get("dtype", "float64")]
@@ -372,9 +373,29 @@ class Worker:
         reply = {"ok": True, "entries": entries, "raised": raised, "truncated": tracer.truncated}
         return reply, {f"trace.{i}": e.tensor for i, e in enumerate(tracer.entries)}
 
+    def batch(self, req, tensors):
+        """Several calls from one request, run in order and answered in one reply, each as if it came alone (its own
+        copy of the tensors it names: {"tensors": {its name: the frame's name}}); the first that fails ends it."""
+        replies, out = [], {}
+        for i, call in enumerate(req["calls"]):
+            if not isinstance(call, dict) or call.get("op") not in BATCHED:
+                reply = {"ok": False, "error": {"type": "ProtocolError", "message": "a batch holds run, describe or construct_raises"}}, {}
+            else:
+                reply = self.handle(call, {name: tensors[key].clone() for name, key in call.get("tensors", {}).items()})
+            replies.append(reply[0])
+            out.update({f"{i}.{name}": t for name, t in reply[1].items()})
+            if reply[0].get("ok") is not True:
+                break
+        return {"ok": True, "replies": replies}, out
+
     def handle(self, header, tensors):
+        if header.get("op") == "batch":  # each call is handled (and its forbidden-API rule applied) on its own
+            try:
+                return self.batch(header, tensors)
+            except Exception as exc:  # a malformed batch: the grader's error, reported like any other
+                return self.error(exc), {}
         op = getattr(self, header.get("op", ""), None)
-        if op is None or header["op"] not in {"load", "describe", "construct_raises", "run", "trace"}:
+        if op is None or header["op"] not in {"load", *BATCHED, "trace"}:
             return {"ok": False, "error": {"type": "ProtocolError", "message": f"unknown op {header.get('op')!r}"}}, {}
         try:
             reply = op(header, tensors)
@@ -430,7 +451,7 @@ def serve(path: str, req_fd: int, resp_fd: int, limits: Limits = Limits()) -> No
 
 def warm_up() -> None:
     """Run the torch paths a grading session uses, so each forked worker starts with them loaded."""
-    from safetensors.torch import load, save
+    from safetensors.torch import load
 
     lin = torch.nn.Linear(4, 4).double()
     x = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)
@@ -440,7 +461,7 @@ def warm_up() -> None:
     lin = to_device(lin, emulated)
     with emulated:
         lin(x.detach().to("cuda")).masked_fill(torch.ones(3, 4, dtype=torch.bool, device="cuda"), 0.0).sum().item()
-    load(save({"x": x.detach().float()}))
+    load(safetensors_bytes({"x": x.detach().float()}))
 
 
 def main() -> None:

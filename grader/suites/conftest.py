@@ -9,12 +9,12 @@ from grader.probes import init_cases
 HARNESS = pytest.StashKey()
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")  # one grade's (a kept session tears it down after its last check)
 def kit(request):
     return request.config.stash[HARNESS]
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def ex(kit):
     return kit.exercise
 

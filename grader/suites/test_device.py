@@ -13,8 +13,7 @@ def test_runs_on_another_device(kit, ex):
     is): nothing in forward is pinned to the CPU, and the output is the one it gives on the CPU."""
     init = ex.config
     x, params = kit.randn(*input_shapes(ex, init)[0]), kit.weights(init)
-    (got,), _ = kit.run(init, [x], params=params, device="emulated")
-    (cpu,), _ = kit.run(init, [x], params=params)
+    ((got,), _), ((cpu,), _) = kit.runs([kit.call(init, [x], params=params, device="emulated"), kit.call(init, [x], params=params)])
     compare(got, cpu, "on the device, the output (against your own output on the CPU)")
 
 
@@ -26,8 +25,8 @@ def test_function_runs_on_another_device(kit, ex):
     q, k, v = kit.randn(2, c["L"], c["d_k"]), kit.randn(2, c["S"], c["d_k"], salt=1), kit.randn(2, c["S"], c["d_v"], salt=2)
     mask = torch.zeros(c["L"], c["S"], dtype=torch.bool)
     mask[:, -1] = True
-    got, _ = kit.run(None, [q, k, v], {"mask": mask}, device="emulated", n_outputs=2)
-    cpu, _ = kit.run(None, [q, k, v], {"mask": mask}, n_outputs=2)
+    (got, _), (cpu, _) = kit.runs([kit.call(None, [q, k, v], {"mask": mask}, device="emulated", n_outputs=2),
+                                   kit.call(None, [q, k, v], {"mask": mask}, n_outputs=2)])
     compare(got[0], cpu[0], "on the device, the output (against your own output on the CPU)")
 
 

@@ -10,8 +10,7 @@ def test_eval_mode_is_deterministic_and_dropout_free(kit, ex):
     init = {**ex.config, ex.dims["dropout"]: 0.5}
     params = kit.weights(init)
     x = kit.randn(2, ex.dim("context", init), ex.dim("input", init))
-    first, _ = kit.run(init, [x], params=params, seed=1)
-    second, _ = kit.run(init, [x], params=params, seed=2)
+    (first, _), (second, _) = kit.runs([kit.call(init, [x], params=params, seed=1), kit.call(init, [x], params=params, seed=2)])
     compare(second[0], first[0], "two eval-mode runs")
     want, _ = kit.ref_run(init, [x], params=params)
     compare(first[0], want[0], "eval-mode output with dropout=0.5")

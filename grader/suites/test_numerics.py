@@ -10,9 +10,9 @@ from grader.harness import compare, expect
 def test_matches_reference_float64(kit, ex, init):
     """Outputs equal the reference's in float64, with the reference's weights loaded."""
     params = kit.weights(init)
-    for i, shape in enumerate(input_shapes(ex, init)):
-        x = kit.randn(*shape, salt=i)
-        got, _ = kit.run(init, [x], params=params)
+    shapes = input_shapes(ex, init)
+    xs = [kit.randn(*shape, salt=i) for i, shape in enumerate(shapes)]
+    for shape, x, (got, _) in zip(shapes, xs, kit.runs([kit.call(init, [x], params=params) for x in xs])):
         want, _ = kit.ref_run(init, [x], params=params)
         compare(got[0], want[0], f"output for input {shape}")
 
@@ -55,9 +55,10 @@ def _qkv(kit, c, lead=(2,), salt=0):
 def test_function_matches_reference(kit, ex):
     """output and weights equal the reference in float64 and float32, d_k different from d_v."""
     c = ex.config
-    for lead, dtype in [((2,), torch.float64), ((2, 3), torch.float64), ((), torch.float64), ((2,), torch.float32)]:
-        args = _qkv(kit, c, lead)
-        got, _ = kit.run(None, [a.to(dtype) for a in args], dtype=dtype, n_outputs=2)
+    cases = [(_qkv(kit, c, lead), dtype) for lead, dtype in [((2,), torch.float64), ((2, 3), torch.float64), ((), torch.float64),
+                                                             ((2,), torch.float32)]]
+    calls = [kit.call(None, [a.to(dtype) for a in args], dtype=dtype, n_outputs=2) for args, dtype in cases]
+    for (args, dtype), (got, _) in zip(cases, kit.runs(calls)):
         want, _ = kit.ref_run(None, list(args))
         compare(got[0], want[0], f"output ({str(dtype)[6:]}, query {tuple(args[0].shape)})", dtype=dtype)
         compare(got[1], want[1], f"weights ({str(dtype)[6:]}, query {tuple(args[0].shape)})", dtype=dtype)
