@@ -1,14 +1,15 @@
 """The corpora nobody tuned on (every part of tests/corpus_parts.py but dev): measured and printed, per part.
 
-Held-out files (NN/heldout/, NN/fresh/, NN/fresh2/, NN/fresh3/) were written by someone who had not read the diagnoser
-(tests/corpus/HELDOUT.md, FRESH.md, FRESH2.md, FRESH3.md); real-world files (NN/realworld/, NN/realworld2/) are published
-implementations adapted only where the contract forces it (tests/corpus/REALWORLD.md). Their labels are the
+Held-out files (NN/heldout/, NN/fresh/ … NN/fresh4/) were written by someone who had not read the diagnoser
+(tests/corpus/HELDOUT.md, FRESH.md … FRESH4.md); real-world files (NN/realworld/ … NN/realworld3/) are published
+implementations adapted only where the contract forces it (tests/corpus/REALWORLD.md … REALWORLD3.md). Their labels are the
 authors' reading of the code, so top-1 accuracy is reported (the terminal summary, tests/conftest.py), not
 required; what is required: every buggy file fails (the suites see the bug) with a diagnosis.
 
-They grade about 460 more files, a minute or two of both cores, so the default `python -m pytest` (which must
+They grade about 560 more files, a minute or two of both cores, so the default `python -m pytest` (which must
 stay within 3 minutes on two cores) leaves them to `.ci/run`, which sets ATTENTION_KIT_UNSEEN_CORPUS=1.
-`python bench/diagnosis_corpus.py heldout realworld fresh fresh2 realworld2 fresh3` prints the same numbers.
+`python bench/diagnosis_corpus.py heldout realworld fresh fresh2 realworld2 fresh3 fresh4 realworld3` prints
+the same numbers.
 """
 import os
 from pathlib import Path
