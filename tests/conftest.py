@@ -12,6 +12,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# hypothesis keeps a cache (.hypothesis/constants) in the working directory even with database=None: a folder of
+# this process's own instead, removed at exit, so a test run writes nothing into the user's checkout
+if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
+    import atexit
+    import shutil
+
+    os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = _hypothesis = tempfile.mkdtemp(prefix="attention-kit-hypothesis-")
+    atexit.register(shutil.rmtree, _hypothesis, ignore_errors=True)
 # A learner's grades are recorded in their data directory (grader/history.py); the kit's tests keep theirs apart.
 os.environ.setdefault("ATTENTION_KIT_DATA_DIR", tempfile.mkdtemp(prefix="attention-kit-data-"))
 CORPUS = ROOT / "tests" / "corpus"

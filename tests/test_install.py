@@ -105,7 +105,9 @@ def test_gradescope_bundle_from_an_installed_kit_sets_up_and_grades(world):
     plain = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     plain["PATH"] = os.pathsep.join(p for p in plain["PATH"].split(os.pathsep) if not p.startswith(str(Path(sys.executable).parent)))
     ag_env = {**plain, "AUTOGRADER_ROOT": str(root), "ATTENTION_KIT_TORCH_INDEX": TORCH_INDEX}
-    sh("bash", root / "source" / "setup.sh", env=ag_env, timeout=1200)
+    before = os.stat(ROOT / "grader").st_mode
+    sh("bash", root / "source" / "setup.sh", env=ag_env, timeout=1200)  # run from the checkout: it makes the
+    assert os.stat(ROOT / "grader").st_mode == before  # installed kit private, never a grader/ folder where it runs
     assert (root / "kit-venv" / "bin" / "grade").is_file()
     (root / "submission").mkdir()
     (root / "submission" / "01_self_attention.py").write_text(

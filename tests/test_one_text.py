@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from grader.catalog import load_catalog
 from grader.runner import grade
 from grader.sandbox.session import Sandbox
+from tests.conftest import ROOT
 from grader.source import MAX_BYTES, Unreadable, decode, read_submission
 
 EX1 = load_catalog().get(1)
@@ -94,3 +95,10 @@ def test_a_cookie_inside_a_notebook_changes_nothing(tmp_path):
     path.write_text(json.dumps(notebook), encoding="utf-8")
     verdict = grade(exercise=EX1, path=path)
     assert verdict.passed and not marker.exists()
+
+
+def test_hypothesis_writes_nothing_into_the_checkout():
+    from hypothesis.configuration import storage_directory
+
+    where = storage_directory("constants", intent_to_write=False).path.resolve()
+    assert ROOT not in where.parents and not (ROOT / ".hypothesis").exists(), where

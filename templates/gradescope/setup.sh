@@ -33,7 +33,8 @@ fi
 # bundle's folder (the kit's wheel, which holds the solutions too, the exercise pack if any, the settings).
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libseccomp2 >/dev/null 2>&1 || echo "setup.sh: could not install libseccomp2" >&2
 chmod -R a+rX "$ROOT/kit-venv"  # (a system Python under /usr is readable already; the self-check below says if not)
-kit="$("$ROOT/kit-venv/bin/python" -c 'import grader, pathlib; print(pathlib.Path(grader.__file__).resolve().parent)')"
+# -I: the installed package, never a grader/ folder in the directory setup.sh happens to be run from
+kit="$("$ROOT/kit-venv/bin/python" -I -c 'import grader, pathlib; print(pathlib.Path(grader.__file__).resolve().parent)')"
 chmod -R go-rwx "$kit" "$SOURCE"
 "$ROOT/kit-venv/bin/grade" --version
 # The build fails unless the sandbox holds here as SECURITY.md's table says for this platform (tier 1 or 2).
