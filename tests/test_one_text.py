@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from grader.catalog import load_catalog
 from grader.runner import grade
 from grader.sandbox.session import Sandbox
-from tests.conftest import ROOT
 from grader.source import MAX_BYTES, Unreadable, decode, read_submission
+from tests.conftest import ROOT
 
 EX1 = load_catalog().get(1)
 SOLUTION = EX1.solution_path.read_text(encoding="utf-8")
