@@ -173,7 +173,7 @@ KIT_PYTHON = """#!/bin/sh
 case "$1 $2" in
   "-m pip") exit 0 ;;
   "-m grader.sandbox") echo "$FAKE_CHECK"; exit "${FAKE_CHECK_CODE:-0}" ;;
-  "-c "*) echo "$FAKE_KIT" ;;
+  "-I -c") echo "$FAKE_KIT" ;;
 esac
 """
 SYSTEM_PYTHON = """#!/bin/sh
