@@ -83,10 +83,15 @@ class Harness:
     def generator(self, salt: int = 0) -> torch.Generator:
         return torch.Generator().manual_seed(self.seed + salt)
 
+    def reference_key(self, init: dict) -> tuple[str, str]:
+        """The reference file and its constructor arguments: what a reference module built in this process depends
+        on (REFERENCE_MODULES and PARAMETER_SHAPES add to it)."""
+        return str(self.exercise.solution_path), json.dumps(init, sort_keys=True, default=repr)
+
     def weights(self, init: dict, salt: int = 0) -> dict[str, torch.Tensor]:
         """Parameters in float64, scaled so that scores are neither tiny nor saturated."""
         torch.default_generator.manual_seed(self.seed)  # CPU only: torch.manual_seed also queues CUDA seeding
-        key = (str(self.exercise.solution_path), json.dumps(init, sort_keys=True, default=repr))
+        key = self.reference_key(init)
         if key not in PARAMETER_SHAPES:  # building the reference costs more than drawing its weights
             PARAMETER_SHAPES[key] = [(name, p.shape) for name, p in self.reference(**init).named_parameters()]
         g = self.generator(salt)
@@ -116,7 +121,7 @@ class Harness:
 
     # -- the reference, in this (trusted) process -----------------------------------------
     def ref_module(self, init: dict, params: dict, *, dtype=torch.float64, train=False):
-        key = (str(self.exercise.solution_path), json.dumps(init, sort_keys=True, default=repr), str(dtype), self.seed)
+        key = (*self.reference_key(init), str(dtype), self.seed)
         if key not in REFERENCE_MODULES:  # built once per process, copied for each use: a copy costs a sixth
             torch.default_generator.manual_seed(self.seed)  # CPU only: torch.manual_seed also queues CUDA seeding
             REFERENCE_MODULES[key] = self.reference(**init).to(dtype)

@@ -242,12 +242,6 @@ def attributes_read_at(source: str, line: int) -> list[str]:
     return found
 
 
-def statement_at(tree: ast.Module, line: int):
-    stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
-             ast.ClassDef, ast.For, ast.While, ast.If, ast.With, ast.Try)) and n.lineno <= line <= (n.end_lineno or n.lineno)]
-    return min(stmts, key=lambda n: (n.end_lineno or n.lineno) - n.lineno) if stmts else None
-
-
 def attribute_built_at(source: str, line: int, name: str) -> int | None:
     """Where self.<name>, read on `line`, is made, when one statement of the class makes it from something other than
     a plain copy of an argument (`self.d_out = d_out` is a setting, not a computed value): that line, or the line of
@@ -267,7 +261,7 @@ def attribute_built_at(source: str, line: int, name: str) -> int | None:
         return None  # `self.d = d`, `self.d, self.h = d, h`: settings
     if func is not None:
         made = [n.id for n in ast.walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-                and n.id not in {x.arg for x in ast.walk(func.args) if isinstance(x, ast.arg)}]
+                and n.id not in params]
         local = {n: assigned_lines(func, n) for n in made}
         local = {n: w for n, w in local.items() if w}
         if len(local) == 1 and len(w := next(iter(local.values()))) == 1:
