@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -234,6 +235,9 @@ def remember(ws: Workspace | None, ex: Exercise, verdict) -> None:
 
 
 def cache_dir() -> Path:
+    """Where hint levels outside a workspace and the explainers' numbers are kept (ATTENTION_KIT_CACHE_DIR moves it)."""
+    if os.environ.get("ATTENTION_KIT_CACHE_DIR"):
+        return Path(os.environ["ATTENTION_KIT_CACHE_DIR"])
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("attention-kit", appauthor=False))

@@ -22,6 +22,8 @@ if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
     atexit.register(shutil.rmtree, _hypothesis, ignore_errors=True)
 # A learner's grades are recorded in their data directory (grader/history.py); the kit's tests keep theirs apart.
 os.environ.setdefault("ATTENTION_KIT_DATA_DIR", tempfile.mkdtemp(prefix="attention-kit-data-"))
+# and its cache (hint levels outside a workspace, the explainers' numbers): one per test run, shared by its processes
+os.environ.setdefault("ATTENTION_KIT_CACHE_DIR", tempfile.mkdtemp(prefix="attention-kit-cache-"))
 CORPUS = ROOT / "tests" / "corpus"
 
 

@@ -1,10 +1,12 @@
 """Tests for the Q&A explainers (grader.explain): every topic, language and format, live numbers, locale, HTML."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
 from html.parser import HTMLParser
 from pathlib import Path
@@ -421,3 +423,38 @@ def test_exercise_10_out_of_memory_message_says_mib(tmp_path):
     long = next(t for t in doc["tests"] if "long_sequence" in t["name"])
     assert code == 1 and long["code"] == "out_of_memory", long
     assert "256 MiB" in long["message"] and "0 GiB" not in long["message"], long["message"]
+
+
+def test_numbers_kept_in_the_cache_render_the_same_page_as_numbers_just_computed(tmp_path, monkeypatch):
+    from grader.explain import render, topics
+
+    monkeypatch.setenv("ATTENTION_KIT_CACHE_DIR", str(tmp_path))
+    pages = {fmt: render_explainer("scaling", lang="en", fmt=fmt) for fmt in FORMATS}  # computes and keeps
+    assert topics.cache_file().parent == tmp_path and topics.cache_file().is_file()
+    for topic in TOPICS:
+        topics.live_data(topic)
+    kept = topics.cache_file().read_text(encoding="utf-8")
+    monkeypatch.setattr(render, "live_data", topics.compute)  # as computed, tuples and all
+    for lang in LANGS:
+        for fmt in FORMATS:
+            fresh = {t: render_explainer(t, lang=lang, fmt=fmt) for t in TOPICS}
+            monkeypatch.setattr(render, "live_data", topics.live_data)
+            assert {t: render_explainer(t, lang=lang, fmt=fmt) for t in TOPICS} == fresh, (lang, fmt)
+            monkeypatch.setattr(render, "live_data", topics.compute)
+    assert topics.cache_file().read_text(encoding="utf-8") == kept  # read, not written again
+    assert pages == {fmt: render_explainer("scaling", lang="en", fmt=fmt) for fmt in FORMATS}
+
+
+def test_a_kept_page_opens_without_torch_and_a_damaged_cache_is_computed_again(tmp_path):
+    script = ("import sys; from grader.explain import render_explainer; page = render_explainer('masked_rows', "
+              "lang='en', fmt='md'); print('torch' in sys.modules, len(page) > 500)")
+    env = {**os.environ, "ATTENTION_KIT_CACHE_DIR": str(tmp_path)}
+    run = lambda: subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert run().stdout.split() == ["True", "True"]  # the first time: computed with torch
+    assert run().stdout.split() == ["False", "True"]  # then kept
+    (kept,) = tmp_path.glob("explain-*.json")
+    kept.write_text("{not json", encoding="utf-8")
+    assert run().stdout.split() == ["True", "True"]
+    assert "masked_rows" in json.loads(kept.read_text(encoding="utf-8"))
+    kept.write_text('{"masked_rows": [1, 2]}', encoding="utf-8")  # valid JSON, not the numbers
+    assert run().stdout.split() == ["True", "True"]

@@ -7,7 +7,7 @@ from tests.conftest import CORPUS
 
 
 def test_hint_after_no_scaling_is_the_scaling_hint(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("ATTENTION_KIT_CACHE_DIR", str(tmp_path / "cache" / "attention-kit"))
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
     graded = runner.invoke(cli, ["exercise", "1", str(CORPUS / "01" / "no_scaling.py"), "--timeout", "20"])
@@ -21,7 +21,7 @@ def test_hint_after_no_scaling_is_the_scaling_hint(tmp_path, monkeypatch):
 
 
 def test_a_pass_clears_the_named_mistake(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("ATTENTION_KIT_CACHE_DIR", str(tmp_path / "cache" / "attention-kit"))
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
     runner.invoke(cli, ["exercise", "1", str(CORPUS / "01" / "no_scaling.py"), "--timeout", "20"])

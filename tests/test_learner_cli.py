@@ -18,7 +18,7 @@ EX1, EX2 = CATALOG.get(1), CATALOG.get(2)
 
 @pytest.fixture
 def invoke(monkeypatch, tmp_path):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # hint state outside a workspace
+    monkeypatch.setenv("ATTENTION_KIT_CACHE_DIR", str(tmp_path / "cache" / "attention-kit"))  # hint state outside a workspace
     monkeypatch.setenv("NO_COLOR", "1")
 
     def _invoke(*args, cwd=None, env=None):

@@ -50,7 +50,7 @@ def executed(tmp_path_factory):
                 nbformat.v4.new_code_cell("%%grade 3 --hint\n" + BUGGY),
                 nbformat.v4.new_code_cell("%%grade 3\n" + load_catalog().get(3).solution_path.read_text(encoding="utf-8")),
                 nbformat.v4.new_code_cell("%%grade 99\nx = 1\n")]
-    env = {"XDG_CACHE_HOME": str(cache), "XDG_DATA_HOME": str(cache)}  # the hint levels kept outside a workspace
+    env = {"ATTENTION_KIT_CACHE_DIR": str(cache), "XDG_DATA_HOME": str(cache)}  # the hint levels kept outside a workspace
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:

@@ -99,10 +99,10 @@ def test_hint_after_a_pack_mistake_names_it_and_suggests_the_same_pack(tmp_path,
     (not a KeyError, exit 3), and the follow-up command keeps `--pack`, else it would show the kit's exercise."""
     from grader import workspace
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("ATTENTION_KIT_CACHE_DIR", str(tmp_path / "cache" / "attention-kit"))
     ex = load_catalog(Pack.at(PACK).root).exercises[-1]
     workspace.Hints(None).note(ex, "alibi_bias_sign")  # as `grade exercise` records a named mistake
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env = {**os.environ, "ATTENTION_KIT_CACHE_DIR": str(tmp_path / "cache" / "attention-kit")}
     shown = run_grade("hint", ex.number, "--pack", PACK, cwd=tmp_path, env=env)
     assert shown.returncode == 0 and "(alibi_bias_sign)" in shown.stdout, shown.stderr
     assert f"grade hint {ex.number} --pack {PACK}" in " ".join(shown.stdout.split())
