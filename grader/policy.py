@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
-from grader import reachable
+from grader import reachable, receivers
 
 DENIED_CALLS = frozenset({
     "eval", "exec", "compile", "open", "__import__", "globals", "locals", "vars", "getattr", "setattr",
@@ -310,6 +310,7 @@ class _Checker(ast.NodeVisitor):
         self.own = {n for n in _own_attributes(nodes) if not reachable.introspective(n) and n not in ESCAPES}
         self.derefd = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}  # x in x.name
         self.called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}  # f in f(...)
+        self.proven = receivers.proven_selves(tree)  # self names certainly bound to an own nn.Module's instance
 
     def reachable(self, node, path: list[str]) -> bool:
         """Each step of a dotted path through modules must be in grader.reachable's allowlist."""
@@ -318,6 +319,9 @@ class _Checker(ast.NodeVisitor):
             ok = reachable.allowed(module, name)
             if ok is None:
                 return True  # past the modules: the value's attributes are checked by the deny-list
+            absent = reachable.namespace(module) is not None and name not in reachable.namespace(module)
+            if absent:
+                return True  # an AttributeError when it runs (torch.functional.softmax), as it would be unchecked
             if not ok and name not in self.policy.lifted and f"{module}.{name}" not in self.policy.lifted:
                 self.flag(node, "unsafe_code", f"{module}.{name} is not among the attributes a submission may use")
                 return False
@@ -328,7 +332,8 @@ class _Checker(ast.NodeVisitor):
 
     def check_forbidden(self, node, dotted: str):
         for full, leaf in self.forbidden.items():
-            if dotted == full or dotted.endswith("." + leaf) and dotted.split(".")[0] in self.aliases:
+            root = dotted.split(".")[0]
+            if dotted == full or dotted.endswith("." + leaf) and (root in self.aliases or root in self.allowed):
                 self.flag(node, "forbidden_api", f"{full} is not allowed in this exercise: write the computation yourself")
                 return True
         return False
@@ -401,9 +406,13 @@ class _Checker(ast.NodeVisitor):
         name = node.attr
         own = dotted == ["self", name] and name in self.own_private
         shown = ".".join(dotted) if dotted else f"(...).{name}"
+        # self.eval(), self.modules(), self.<a name the file forgot to define> on a proven nn.Module instance
+        proven = isinstance(node.ctx, ast.Load) and id(node.value) in self.proven
         if name.startswith("__"):
             if name not in ALLOWED_DUNDERS:
                 self.flag(node, "unsafe_code", f"the attribute {name} is not allowed (no dunder attribute walks)")
+        elif proven and name in receivers.MODULE_METHODS:
+            pass
         elif reachable.introspective(name):
             self.flag(node, "unsafe_code", f"{shown} is not allowed: frames, code, generators' internals and the "
                                            "class hierarchy are out of a submission's reach")
@@ -418,7 +427,7 @@ class _Checker(ast.NodeVisitor):
             # is defined in a class and never assigned; the worker refuses the forbidden kernel at run time anyway
             self.flag(node, "forbidden_api", f"{name} is not allowed in this exercise: write the computation yourself")
             return
-        elif not self.value_attribute(name):
+        elif not self.value_attribute(name) and not proven:
             self.flag(node, "unsafe_code", f"{shown}: {name} is not an attribute of torch's tensors and modules, "
                                            "Python's built-in types or a name this file defines")
         if not isinstance(node.ctx, ast.Load) and not self.own_receiver(_root(node)):

@@ -107,8 +107,8 @@ def test_honest_code_passes(source):
 REFUSED_BEFORE = {"leftover_exit.py"}
 # honest published code the allowlist refuses (realworld3, graded once; both files are buggy anyway): measured
 # false refusals, kept here so that a policy change that lets them through, or refuses them otherwise, is seen
-HONEST_REFUSED = {"manikanta_tiny_gpt_head.py": "torch.functional is not among the attributes",
-                  "minimind_v1_kv_cache.py": "self.eval is not allowed"}
+# (none since torch.functional became a module of the table and self.eval() on a proven nn.Module passes)
+HONEST_REFUSED: dict[str, str] = {}
 
 
 def _labelled_files():
