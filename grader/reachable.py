@@ -154,7 +154,8 @@ def namespace(module: str) -> frozenset[str] | None:
     text = _text(torch / "functional.py")
     if not text:
         return None
-    names = set(dir(type(re)))
+    names = set(dir(type(re))) | {"__builtins__", "__file__", "__cached__", "__loader__", "__spec__", "__package__",
+                                  "__path__", "__all__", "__doc__", "__name__"}
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Name):
             names.add(node.id)
@@ -171,13 +172,20 @@ def namespace(module: str) -> frozenset[str] | None:
 
 @cache
 def module_classes() -> frozenset[str]:
-    """The classes torch.nn's modules folder defines (Module, Linear, LayerNorm, ...): all nn.Module subclasses
-    (a test checks), the bases the policy accepts for a class whose methods' self it can prove."""
+    """The classes torch.nn's modules folder defines that derive from Module (Module, Linear, LayerNorm, ...; read from
+    the class statements, a test checks each is an nn.Module subclass): the library bases the policy accepts for a
+    class whose methods' self it can prove."""
     torch = _torch_dir()
     if torch is None:
         return frozenset()
-    return frozenset(name for f in sorted((torch / "nn" / "modules").glob("*.py"))
-                     for name in re.findall(r"^class ([A-Z]\w*)\b", _text(f), re.M))
+    bases = {}
+    for f in sorted((torch / "nn" / "modules").glob("*.py")):
+        for name, listed in re.findall(r"^class ([A-Z]\w*)\(([^)]*)\)", _text(f), re.M):
+            bases[name] = {b.strip().rsplit(".", 1)[-1] for b in listed.split(",")}
+    found = {"Module"}
+    while grown := {name for name, of in bases.items() if name not in found and of & found}:
+        found |= grown
+    return frozenset(found)
 
 
 def is_module(path: str) -> bool:
