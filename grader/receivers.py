@@ -5,7 +5,7 @@ names: the built-in, ``sys.modules``), and an attribute the file never names (``
 to define it) is an AttributeError at run time or a buffer or submodule registered under a computed name, never a
 route. The proof (SECURITY.md, "Proven receivers"):
 
-* a *module class* is a class at any depth whose every base is a torch.nn module class (``nn.Module``, ``nn.Linear``;
+* a *module class* is a class of the module's body (not nested) whose every base is a torch.nn module class (``nn.Module``, ``nn.Linear``;
   grader.reachable.module_classes) or another module class, with no keyword (``metaclass=``), no decorator, and a
   name the file binds once;
 * its class object never becomes a value: its name is only called, subclassed, given to ``isinstance``/``issubclass``
@@ -76,6 +76,8 @@ class _File:
                 for a in node.names:
                     self.imports[a.asname or a.name] = f"{node.module}.{a.name}"
         self.classes = {n.name: n for n in self.nodes if isinstance(n, ast.ClassDef)}
+        # only a class of the module's body can be proven: a nested one is reached as Outer.A, not by its name
+        self.top = {n.name for n in getattr(tree, "body", []) if isinstance(n, ast.ClassDef)}
         self.functions = {f.name for c in self.classes.values() for f in c.body
                           if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
@@ -166,7 +168,8 @@ def module_classes(tree: ast.AST) -> set[str]:
     while changed:  # bases first: a class is a module class once all its bases are
         changed = False
         for name, cls in f.classes.items():
-            if name in found or f.count[name] != 1 or cls.keywords or cls.decorator_list or not cls.bases:
+            if name in found or name not in f.top or f.count[name] != 1 or cls.keywords or cls.decorator_list \
+                    or not cls.bases:
                 continue
             if all(f.library_module_base(b) or isinstance(b, ast.Name) and b.id in found for b in cls.bases):
                 found.add(name)
@@ -178,7 +181,7 @@ def module_classes(tree: ast.AST) -> set[str]:
             cls = f.classes[name]
             plain = all(isinstance(item, ast.FunctionDef) and not any(
                 isinstance(d, ast.Name) and d.id == "classmethod" for d in item.decorator_list)
-                or isinstance(item, (ast.Assign, ast.AnnAssign, ast.Expr, ast.Pass)) and _literal(item.value)
+                or isinstance(item, (ast.Assign, ast.AnnAssign, ast.Expr, ast.Pass)) and _literal(getattr(item, "value", None))
                 for item in cls.body)
             subclasses = [c for c in f.classes.values() if any(isinstance(b, ast.Name) and b.id == name for b in c.bases)]
             if not plain or f.value_uses(name) or any(c.name not in found for c in subclasses):

@@ -245,6 +245,9 @@ LOOSENING_HOSTILE = {
     "chain_eval": M + "        return self.attn.eval()\n",
     "sdpa_unknown_self": M + "        return self.scaled_dot_product_attention(x, x, x)\n",
     "classbody_call": H + "class A(nn.Module):\n    h = print('x')\n    def f(self):\n        return self.eval()\n",
+    "nested_class": H + "class O:\n    class A(nn.Module):\n        def f(self):\n            return self.eval()\n"
+    "class B(O.A):\n    @classmethod\n    def g(cls, o):\n        return cls.f(o)\n",
+    "classbody_statement": H + "class A(nn.Module):\n    print(1)\n    def f(self):\n        return self.eval()\n",
     "isinstance_shadow": H + "def isinstance(a, b):\n    return b.f(len)\nclass A(nn.Module):\n    def f(self):\n        return self.eval()\nisinstance(1, A)\n",
 }
 LOOSENING_HONEST = {
@@ -257,6 +260,7 @@ LOOSENING_HONEST = {
     "grad_decorated": H + "class A(nn.Module):\n    @torch.no_grad()\n    def f(self):\n        return self.eval()\n",
     "subclass_ok": H + "class A(nn.Module):\n    n = 0\n    def f(self):\n        return self.eval()\nclass B(A):\n    def g(self):\n        return self.modules()\nb = B()\nok = isinstance(b, (A, B)) and A.n == 0 and A.__name__\n",
     "super_two": H + "class A(nn.Linear):\n    def __init__(self):\n        super(A, self).__init__(2, 2)\n        self.eval()\n",
+    "pass_body": H + "class A(nn.Module):\n    pass\nclass B(A):\n    def f(self):\n        return self.eval()\n",
     "nested": M + "        f = lambda: self.eval()\n        return [self.modules() for _ in x]\n",
 }
 
