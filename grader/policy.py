@@ -411,8 +411,8 @@ class _Checker(ast.NodeVisitor):
         if name.startswith("__"):
             if name not in ALLOWED_DUNDERS:
                 self.flag(node, "unsafe_code", f"the attribute {name} is not allowed (no dunder attribute walks)")
-        elif proven and name in receivers.MODULE_METHODS:
-            pass
+        elif proven and name in receivers.MODULE_METHODS and name not in self.policy.denied_attributes:
+            pass  # an instructor's denied_attributes still apply
         elif reachable.introspective(name):
             self.flag(node, "unsafe_code", f"{shown} is not allowed: frames, code, generators' internals and the "
                                            "class hierarchy are out of a submission's reach")

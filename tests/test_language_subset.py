@@ -407,3 +407,11 @@ def test_the_fuzz_finds_the_hole_in_a_weakened_policy(monkeypatch):
     assert _escape("F", ["torch"]) is None  # the module table refuses it...
     monkeypatch.setattr(reachable, "allowed", lambda module, name: True)
     assert "module" in _escape("F", ["math"])  # ...and without it, a module reached through a module shows
+
+
+def test_an_instructors_denied_attributes_still_apply_to_proven_receivers():
+    from grader.policy import load_policy
+
+    source = "import torch.nn as nn\nclass A(nn.Module):\n    def f(self):\n        return self.eval()\n"
+    assert check(source) == []
+    assert check(source, policy=load_policy().extended({"denied_attributes": ["eval"]}, "instructor.toml"))
