@@ -280,6 +280,21 @@ def _plain_methods(nodes: list[ast.AST]) -> dict[str, set[str]]:
     return out
 
 
+def _inherited_plain_methods(nodes: list[ast.AST], own: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Own class -> its plain methods and those it inherits from own bases (Sub.put(anything) reaches Base.put)."""
+    out = {name: set(methods) for name, methods in own.items()}
+    bases = {n.name: [b.id for b in n.bases if isinstance(b, ast.Name)] for n in nodes if isinstance(n, ast.ClassDef)}
+    changed = True
+    while changed:
+        changed = False
+        for name, of in bases.items():
+            extra = set().union(*(out.get(b, set()) for b in of)) - out[name]
+            if extra:
+                out[name] |= extra
+                changed = True
+    return out
+
+
 def _root(node: ast.AST) -> str | None:
     """The name an attribute or subscript chain starts from (self in self.cache[0].k), None for an expression."""
     while isinstance(node, (ast.Attribute, ast.Subscript)):
@@ -306,6 +321,7 @@ class _Checker(ast.NodeVisitor):
         self.parameters: list[set[str]] = []  # per enclosing function body: its parameters' names
         self.declared = {name for n in nodes if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
         self.unbound = _plain_methods(nodes)  # own class name -> its plain methods (reached only through an instance)
+        self.inherited = _inherited_plain_methods(nodes, self.unbound)
         self.bound = _bound_names(nodes)
         self.own = {n for n in _own_attributes(nodes) if not reachable.introspective(n) and n not in ESCAPES}
         self.derefd = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}  # x in x.name
@@ -433,7 +449,7 @@ class _Checker(ast.NodeVisitor):
         if not isinstance(node.ctx, ast.Load) and not self.own_receiver(_root(node)):
             self.flag(node, "unsafe_code", f"{shown}: a submission sets attributes only on its own objects, through "
                                            "a method's self (or ctx in an autograd Function), never on a library's")
-        if isinstance(node.value, ast.Name) and name in self.unbound.get(node.value.id, ()):
+        if isinstance(node.value, ast.Name) and name in self.inherited.get(node.value.id, ()):
             self.flag(node, "unsafe_code", f"{shown}: call a method through an instance, not through its class (there "
                                            "self could be any object)")
         if isinstance(node.value, ast.Call) and _called(node.value) == "type" and name != "__name__":
@@ -561,6 +577,8 @@ class _Checker(ast.NodeVisitor):
         self.check_annotation(node.returns)
         params = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg]
         receiver = params[0].arg if params[0] is not None and id(node) in self.in_class else None
+        if receiver == "self" and any(_dotted(d) == ["staticmethod"] for d in node.decorator_list):
+            receiver = None  # a static method's self is whatever its caller passes (Box.put(torch.Tensor, ...))
         for i, arg in enumerate(p for p in params if p is not None):
             if arg.arg in ("self", "cls") and (i or receiver is None):
                 self.flag(arg, "unsafe_code", f"{arg.arg} may only be the first parameter of a method")

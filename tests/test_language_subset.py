@@ -80,6 +80,9 @@ SDPA = ("torch.nn.functional.scaled_dot_product_attention",)
     "class Box:\n    def put(self, v):\n        self.x = v\n    stash = [put]\n",
     "class Box:\n    def put(self, v):\n        self.x = v\n    other = staticmethod(put)\n",
     "import torch.nn as nn\npd = nn.ParameterDict()\n",
+    # found while proving receivers: a method reached through a subclass, a static method's "self"
+    "import torch\nclass C:\n    def put(self, v):\n        self.numel = v\nclass D(C):\n    pass\nD.put(torch.Tensor, len)\n",
+    "import torch\nclass C:\n    @staticmethod\n    def put(self, v):\n        self.numel = v\nC.put(torch.Tensor, len)\n",
 ])
 def test_routes_past_the_old_policy_are_refused(source):
     found = check(source, forbidden=SDPA)
