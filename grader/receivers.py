@@ -126,10 +126,14 @@ class _File:
             return True
         return False
 
+    def builtin(self, node: ast.AST, name: str) -> bool:
+        """Whether node is the built-in name itself (the file never binds that name)."""
+        return isinstance(node, ast.Name) and node.id == name and self.count[name] == 0
+
     def trusted(self, decorator: ast.AST) -> bool:
+        if self.builtin(decorator, "property"):
+            return True
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if isinstance(target, ast.Name) and target.id == "property":
-            return self.count["property"] == 0 and not isinstance(decorator, ast.Call)
         return self.resolve(target) in TRUSTED_DECORATORS
 
 
@@ -160,7 +164,10 @@ def _rebinds_self(method: ast.FunctionDef, receiver: ast.arg) -> bool:
 
 def module_classes(tree: ast.AST) -> set[str]:
     """The file's own classes whose methods' self the policy can prove is an instance of them (see above)."""
-    f = _File(tree)
+    return _module_classes(_File(tree))
+
+
+def _module_classes(f: _File) -> set[str]:
     if f.keeps_a_type():
         return set()
     found: set[str] = set()
@@ -179,10 +186,13 @@ def module_classes(tree: ast.AST) -> set[str]:
         changed = False
         for name in sorted(found):
             cls = f.classes[name]
-            plain = all(isinstance(item, ast.FunctionDef) and not any(
-                isinstance(d, ast.Name) and d.id == "classmethod" for d in item.decorator_list)
-                or isinstance(item, (ast.Assign, ast.AnnAssign, ast.Expr, ast.Pass)) and _literal(getattr(item, "value", None))
-                for item in cls.body)
+            # methods decorated only by trusted decorators or staticmethod (cm = classmethod; @cm would hand out the
+            # class, an own decorator the plain function), and literal data
+            plain = all(isinstance(item, ast.FunctionDef) and all(f.trusted(d) or f.builtin(d, "staticmethod")
+                                                                  for d in item.decorator_list)
+                        or isinstance(item, (ast.Assign, ast.AnnAssign, ast.Expr, ast.Pass))
+                        and _literal(getattr(item, "value", None))
+                        for item in cls.body)
             subclasses = [c for c in f.classes.values() if any(isinstance(b, ast.Name) and b.id == name for b in c.bases)]
             if not plain or f.value_uses(name) or any(c.name not in found for c in subclasses):
                 found.discard(name)
@@ -194,7 +204,7 @@ def proven_selves(tree: ast.AST) -> set[int]:
     """ids of the ``self`` names (loads) inside proven methods, nested functions and comprehensions included (they
     close over the method's self), not inside a nested class."""
     f = _File(tree)
-    classes = module_classes(tree)
+    classes = _module_classes(f)
     out: set[int] = set()
     for name in classes:
         for item in f.classes[name].body:

@@ -222,6 +222,10 @@ LOOSENING_HOSTILE = {
     "deco_class": H + "def d(c):\n    return c.f(len)\n@d\nclass A(nn.Module):\n    def f(self):\n        return self.eval()\n",
     "pass_class": H + "def d(c):\n    return c.f(len)\nclass A(nn.Module):\n    def f(self):\n        return self.eval()\nd(A)\n",
     "classmethod": H + "class A(nn.Module):\n    @classmethod\n    def g(cls, o):\n        return cls.f(o)\n    def f(self):\n        return self.eval()\n",
+    "classmethod_alias": H + "cm = classmethod\nclass A(nn.Module):\n    @cm\n    def g(cls, o):\n        return cls.f(o)\n"
+    "    def f(self):\n        return self.W_value\n",
+    "own_decorator_other": H + "def d(f):\n    return f\nclass A(nn.Module):\n    @d\n    def g(self):\n        pass\n"
+    "    def f(self):\n        return self.eval()\n",
     "classmethod_wrap": H + "def g(c, o):\n    return c.f(o)\nclass A(nn.Module):\n    h = classmethod(g)\n    def f(self):\n        return self.eval()\n",
     "subclass_classmethod": H + "class A(nn.Module):\n    def f(self):\n        return self.eval()\nclass B(A):\n    @classmethod\n    def g(cls, o):\n        return cls.f(o)\n",
     "subclass_value": H + "class A(nn.Module):\n    def f(self):\n        return self.eval()\nclass B(A):\n    pass\nB.f(x)\n",
