@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
-from grader import reachable
+from grader import reachable, receivers
 
 DENIED_CALLS = frozenset({
     "eval", "exec", "compile", "open", "__import__", "globals", "locals", "vars", "getattr", "setattr",
@@ -280,6 +280,21 @@ def _plain_methods(nodes: list[ast.AST]) -> dict[str, set[str]]:
     return out
 
 
+def _inherited_plain_methods(nodes: list[ast.AST], own: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Own class -> its plain methods and those it inherits from own bases (Sub.put(anything) reaches Base.put)."""
+    out = {name: set(methods) for name, methods in own.items()}
+    bases = {n.name: [b.id for b in n.bases if isinstance(b, ast.Name)] for n in nodes if isinstance(n, ast.ClassDef)}
+    changed = True
+    while changed:
+        changed = False
+        for name, of in bases.items():
+            extra = set().union(*(out.get(b, set()) for b in of)) - out[name]
+            if extra:
+                out[name] |= extra
+                changed = True
+    return out
+
+
 def _root(node: ast.AST) -> str | None:
     """The name an attribute or subscript chain starts from (self in self.cache[0].k), None for an expression."""
     while isinstance(node, (ast.Attribute, ast.Subscript)):
@@ -306,10 +321,12 @@ class _Checker(ast.NodeVisitor):
         self.parameters: list[set[str]] = []  # per enclosing function body: its parameters' names
         self.declared = {name for n in nodes if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
         self.unbound = _plain_methods(nodes)  # own class name -> its plain methods (reached only through an instance)
+        self.inherited = _inherited_plain_methods(nodes, self.unbound)
         self.bound = _bound_names(nodes)
         self.own = {n for n in _own_attributes(nodes) if not reachable.introspective(n) and n not in ESCAPES}
         self.derefd = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}  # x in x.name
         self.called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}  # f in f(...)
+        self.proven = receivers.proven_selves(tree)  # self names certainly bound to an own nn.Module's instance
 
     def reachable(self, node, path: list[str]) -> bool:
         """Each step of a dotted path through modules must be in grader.reachable's allowlist."""
@@ -318,6 +335,9 @@ class _Checker(ast.NodeVisitor):
             ok = reachable.allowed(module, name)
             if ok is None:
                 return True  # past the modules: the value's attributes are checked by the deny-list
+            absent = reachable.namespace(module) is not None and name not in reachable.namespace(module)
+            if absent:
+                return True  # an AttributeError when it runs (torch.functional.softmax), as it would be unchecked
             if not ok and name not in self.policy.lifted and f"{module}.{name}" not in self.policy.lifted:
                 self.flag(node, "unsafe_code", f"{module}.{name} is not among the attributes a submission may use")
                 return False
@@ -328,7 +348,8 @@ class _Checker(ast.NodeVisitor):
 
     def check_forbidden(self, node, dotted: str):
         for full, leaf in self.forbidden.items():
-            if dotted == full or dotted.endswith("." + leaf) and dotted.split(".")[0] in self.aliases:
+            root = dotted.split(".")[0]
+            if dotted == full or dotted.endswith("." + leaf) and (root in self.aliases or root in self.allowed):
                 self.flag(node, "forbidden_api", f"{full} is not allowed in this exercise: write the computation yourself")
                 return True
         return False
@@ -401,9 +422,13 @@ class _Checker(ast.NodeVisitor):
         name = node.attr
         own = dotted == ["self", name] and name in self.own_private
         shown = ".".join(dotted) if dotted else f"(...).{name}"
+        # self.eval(), self.modules(), self.<a name the file forgot to define> on a proven nn.Module instance
+        proven = isinstance(node.ctx, ast.Load) and id(node.value) in self.proven
         if name.startswith("__"):
             if name not in ALLOWED_DUNDERS:
                 self.flag(node, "unsafe_code", f"the attribute {name} is not allowed (no dunder attribute walks)")
+        elif proven and name in receivers.MODULE_METHODS and name not in self.policy.denied_attributes:
+            pass  # an instructor's denied_attributes still apply
         elif reachable.introspective(name):
             self.flag(node, "unsafe_code", f"{shown} is not allowed: frames, code, generators' internals and the "
                                            "class hierarchy are out of a submission's reach")
@@ -418,13 +443,13 @@ class _Checker(ast.NodeVisitor):
             # is defined in a class and never assigned; the worker refuses the forbidden kernel at run time anyway
             self.flag(node, "forbidden_api", f"{name} is not allowed in this exercise: write the computation yourself")
             return
-        elif not self.value_attribute(name):
+        elif not self.value_attribute(name) and not proven:
             self.flag(node, "unsafe_code", f"{shown}: {name} is not an attribute of torch's tensors and modules, "
                                            "Python's built-in types or a name this file defines")
         if not isinstance(node.ctx, ast.Load) and not self.own_receiver(_root(node)):
             self.flag(node, "unsafe_code", f"{shown}: a submission sets attributes only on its own objects, through "
                                            "a method's self (or ctx in an autograd Function), never on a library's")
-        if isinstance(node.value, ast.Name) and name in self.unbound.get(node.value.id, ()):
+        if isinstance(node.value, ast.Name) and name in self.inherited.get(node.value.id, ()):
             self.flag(node, "unsafe_code", f"{shown}: call a method through an instance, not through its class (there "
                                            "self could be any object)")
         if isinstance(node.value, ast.Call) and _called(node.value) == "type" and name != "__name__":
@@ -552,6 +577,8 @@ class _Checker(ast.NodeVisitor):
         self.check_annotation(node.returns)
         params = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg]
         receiver = params[0].arg if params[0] is not None and id(node) in self.in_class else None
+        if receiver == "self" and any(_dotted(d) == ["staticmethod"] for d in node.decorator_list):
+            receiver = None  # a static method's self is whatever its caller passes (Box.put(torch.Tensor, ...))
         for i, arg in enumerate(p for p in params if p is not None):
             if arg.arg in ("self", "cls") and (i or receiver is None):
                 self.flag(arg, "unsafe_code", f"{arg.arg} may only be the first parameter of a method")

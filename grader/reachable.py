@@ -14,6 +14,7 @@ and of Python's built-in types. A name the submission defines itself is added by
 """
 from __future__ import annotations
 
+import ast
 import importlib.util
 import re
 from functools import cache
@@ -30,6 +31,7 @@ TORCH_EXTRA = frozenset({
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
     "CharTensor", "ByteTensor", "BoolTensor", "autocast", "promote_types", "result_type", "broadcast_shapes",
     "get_default_device", "uint16", "uint32", "uint64", "complex32", "chalf",
+    "functional",  # torch.functional: its __all__ only (it also holds torch, nn.functional as F, operator)
 })
 TYPING = frozenset({
     "Any", "Optional", "Union", "List", "Tuple", "Dict", "Set", "FrozenSet", "Callable", "Sequence", "Iterable",
@@ -109,6 +111,7 @@ def table() -> dict[str, frozenset[str] | str | None]:
     top = _defs(_text(torch / "_C" / "_VariableFunctions.pyi"))
     top |= set(re.findall(r'"(\w+)"', listed[1])) if listed else set()
     out["torch"] = frozenset(top | TORCH_EXTRA)
+    out["torch.functional"] = frozenset(re.findall(r'"(\w+)"', listed[1])) if listed else frozenset()
     out["torch.nn"] = "Capitalised+functional+init"
     out["torch.nn.functional"] = frozenset(_defs(_text(torch / "nn" / "functional.pyi")) |
                                            _defs(_text(torch / "nn" / "functional.py")))
@@ -138,6 +141,51 @@ def value_attributes() -> frozenset[str]:
             names.update(re.findall(r"^\s+(\w+)\s*=", text, re.M))  # class attributes
             names.update(re.findall(r"\bself\.(\w+)\s*(?::[^=\n]*)?=[^=]", text))  # instance attributes
     return frozenset(n for n in names if not n.startswith("_") and not introspective(n))
+
+
+@cache
+def namespace(module: str) -> frozenset[str] | None:
+    """Every name module could hold, for the modules whose whole namespace is read from their source (a superset:
+    every name bound anywhere in the file, and a module's own dunders); None for the others. A name outside it is
+    an AttributeError at run time, not a route: ``F.softmax`` on ``torch.functional`` fails as it would unchecked."""
+    torch = _torch_dir()
+    if module != "torch.functional" or torch is None:
+        return None
+    text = _text(torch / "functional.py")
+    if not text:
+        return None
+    names = set(dir(type(re))) | {"__builtins__", "__file__", "__cached__", "__loader__", "__spec__", "__package__",
+                                  "__path__", "__all__", "__doc__", "__name__"}
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names.add(node.value)  # __all__, setattr(module, "name", ...), globals()["name"]
+    return frozenset(names)
+
+
+@cache
+def module_classes() -> frozenset[str]:
+    """The classes torch.nn's modules folder defines that derive from Module (Module, Linear, LayerNorm, ...; read from
+    the class statements, a test checks each is an nn.Module subclass): the library bases the policy accepts for a
+    class whose methods' self it can prove."""
+    torch = _torch_dir()
+    if torch is None:
+        return frozenset()
+    bases = {}
+    for f in sorted((torch / "nn" / "modules").glob("*.py")):
+        for name, listed in re.findall(r"^class ([A-Z]\w*)\(([^)]*)\)", _text(f), re.M):
+            bases[name] = {b.strip().rsplit(".", 1)[-1] for b in listed.split(",")}
+    found = {"Module"}
+    while grown := {name for name, of in bases.items() if name not in found and of & found}:
+        found |= grown
+    return frozenset(found)
 
 
 def is_module(path: str) -> bool:

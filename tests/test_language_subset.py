@@ -80,6 +80,9 @@ SDPA = ("torch.nn.functional.scaled_dot_product_attention",)
     "class Box:\n    def put(self, v):\n        self.x = v\n    stash = [put]\n",
     "class Box:\n    def put(self, v):\n        self.x = v\n    other = staticmethod(put)\n",
     "import torch.nn as nn\npd = nn.ParameterDict()\n",
+    # found while proving receivers: a method reached through a subclass, a static method's "self"
+    "import torch\nclass C:\n    def put(self, v):\n        self.numel = v\nclass D(C):\n    pass\nD.put(torch.Tensor, len)\n",
+    "import torch\nclass C:\n    @staticmethod\n    def put(self, v):\n        self.numel = v\nC.put(torch.Tensor, len)\n",
 ])
 def test_routes_past_the_old_policy_are_refused(source):
     found = check(source, forbidden=SDPA)
@@ -107,8 +110,8 @@ def test_honest_code_passes(source):
 REFUSED_BEFORE = {"leftover_exit.py"}
 # honest published code the allowlist refuses (realworld3, graded once; both files are buggy anyway): measured
 # false refusals, kept here so that a policy change that lets them through, or refuses them otherwise, is seen
-HONEST_REFUSED = {"manikanta_tiny_gpt_head.py": "torch.functional is not among the attributes",
-                  "minimind_v1_kv_cache.py": "self.eval is not allowed"}
+# (none since torch.functional became a module of the table and self.eval() on a proven nn.Module passes)
+HONEST_REFUSED: dict[str, str] = {}
 
 
 def _labelled_files():
@@ -169,11 +172,158 @@ def test_no_allowlisted_attribute_is_a_metaclass():
     assert found == []
 
 
+# -- loosenings, each with the routes it must not open ----------------------------------------------------------------
+# torch.functional is a module of the table (its __all__); self.eval(), self.modules() and names the file never defines
+# pass on a self grader/receivers.py proves is an instance of the file's own nn.Module class.
+H = "import torch\nimport torch.nn as nn\n"
+M = H + "class A(nn.Module):\n    def forward(self, x):\n"
+LOOSENING_HOSTILE = {
+    # torch.functional
+    "tf_F": "from torch import functional as F\ny = F.F.scaled_dot_product_attention\n",
+    "tf_F2": "from torch import functional as F\ny = F.F.softmax\n",
+    "tf_torch": "from torch import functional as F\ny = F.torch.nn.functional.scaled_dot_product_attention\n",
+    "tf_torch2": "from torch import functional as F\ny = F.torch.ops\n",
+    "tf_operator": "from torch import functional as F\ng = F.operator.attrgetter('x')\n",
+    "tf_htf": "from torch import functional as F\nh = F.handle_torch_function\n",
+    "tf_VF": "from torch import functional as F\nh = F._VF\n",
+    "tf_itertools": "from torch import functional as F\nh = F.itertools\n",
+    "tf_value": "from torch import functional as F\nM = F\n",
+    "tf_value2": "import torch\nM = [torch.functional]\n",
+    "tf_import_F": "from torch.functional import F\n",
+    "tf_import_torch": "from torch.functional import torch\n",
+    "tf_import_sdpa": "import torch.functional as TF\ny = TF.scaled_dot_product_attention\n",
+    "tf_chain": "import torch\ny = torch.functional.F.scaled_dot_product_attention(1, 2, 3)\n",
+    "tf_boolean_dispatch": "from torch.functional import boolean_dispatch\n",
+    "tf_overload": "import torch\nz = torch.functional.overload\n",
+    "tf_Tensor_mro": "import torch\nz = torch.functional.Tensor.mro\n",
+    # eval / modules: the built-in and routes to it
+    "builtin_eval": M + "        return eval('1')\n",
+    "getattr_eval": M + "        return getattr(self, 'eval')()\n",
+    "builtins_eval": "import builtins\nbuiltins.eval('1')\n",
+    "dunder_builtins": M + "        return __builtins__['eval']('1')\n",
+    "lambda_eval": M + "        return (lambda: eval)()('1')\n",
+    "class_dict": M + "        return self.__class__.__dict__\n",
+    "alias_eval": "e = eval\n",
+    "default_eval": H + "class A(nn.Module):\n    def forward(self, x, e=eval):\n        return self.eval()\n",
+    "decorator_eval": H + "class A(nn.Module):\n    @eval\n    def forward(self, x):\n        return self.eval()\n",
+    "classbody_eval": H + "class A(nn.Module):\n    eval = eval\n    def forward(self, x):\n        return self.eval('1')\n",
+    "comprehension_eval": M + "        return [eval for _ in x]\n",
+    "override_eval_default": H + "class A(nn.Module):\n    def eval(self, s=eval):\n        return s\n    def forward(self, x):\n        return self.eval()('1')\n",
+    "subclass_torch_override": H + "class A(nn.Linear):\n    eval = eval\n    def forward(self, x):\n        return self.eval('1')\n",
+    "lambda_self_param": M + "        f = lambda self: self.eval\n        return f(x)\n",
+    "nested_def_self": M + "        def g(self):\n            return self.eval\n        return g(x)\n",
+    "not_module_class": "class A:\n    def f(self):\n        return self.eval()\n",
+    "plain_function": "def f(self):\n    return self.eval()\n",
+    "other_receiver": M + "        return x.eval()\n",
+    "other_name": H + "class A(nn.Module):\n    def forward(this, x):\n        return this.eval()\n",
+    "unbound_call": H + "class A(nn.Module):\n    def f(self):\n        return self.eval()\nA.f(x)\n",
+    "alias_class": H + "class A(nn.Module):\n    def f(self):\n        return self.eval()\nB = A\nB.f(x)\n",
+    "container_class": H + "class A(nn.Module):\n    def f(self):\n        return self.eval()\n[A][0].f(x)\n",
+    "deco_class": H + "def d(c):\n    return c.f(len)\n@d\nclass A(nn.Module):\n    def f(self):\n        return self.eval()\n",
+    "pass_class": H + "def d(c):\n    return c.f(len)\nclass A(nn.Module):\n    def f(self):\n        return self.eval()\nd(A)\n",
+    "classmethod": H + "class A(nn.Module):\n    @classmethod\n    def g(cls, o):\n        return cls.f(o)\n    def f(self):\n        return self.eval()\n",
+    "classmethod_alias": H + "cm = classmethod\nclass A(nn.Module):\n    @cm\n    def g(cls, o):\n        return cls.f(o)\n"
+    "    def f(self):\n        return self.W_value\n",
+    "own_decorator_other": H + "def d(f):\n    return f\nclass A(nn.Module):\n    @d\n    def g(self):\n        pass\n"
+    "    def f(self):\n        return self.eval()\n",
+    "classmethod_wrap": H + "def g(c, o):\n    return c.f(o)\nclass A(nn.Module):\n    h = classmethod(g)\n    def f(self):\n        return self.eval()\n",
+    "subclass_classmethod": H + "class A(nn.Module):\n    def f(self):\n        return self.eval()\nclass B(A):\n    @classmethod\n    def g(cls, o):\n        return cls.f(o)\n",
+    "subclass_value": H + "class A(nn.Module):\n    def f(self):\n        return self.eval()\nclass B(A):\n    pass\nB.f(x)\n",
+    "type_self": H + "class A(nn.Module):\n    def f(self):\n        t = type(self)\n        return self.eval()\n",
+    "super_type": H + "class A(nn.Module):\n    def f(self):\n        return self.eval()\nclass B(A):\n    def g(self, o):\n        return super(B, type(self)).f(o)\n",
+    "metaclass_kw": H + "class A(nn.Module, metaclass=M):\n    def f(self):\n        return self.eval()\n",
+    "own_decorator": H + "def d(f):\n    f(len)\n    return f\nclass A(nn.Module):\n    @d\n    def f(self):\n        return self.eval()\n",
+    "partial_decorator": H + "import functools\nclass A(nn.Module):\n    @functools.partial\n    def f(self):\n        return self.eval()\n",
+    "staticmethod_self": H + "class A(nn.Module):\n    @staticmethod\n    def f(self):\n        return self.eval()\nA.f(x)\n",
+    "rebound_nn": H + "nn = x\nclass A(nn.Module):\n    def f(self):\n        return self.eval()\n",
+    "fake_nn": "import collections as nn\nclass A(nn.Module):\n    def f(self):\n        return self.eval()\n",
+    "mixin_base": H + "import collections\nclass A(nn.Module, collections.ChainMap):\n    def f(self):\n        return self.eval()\n",
+    "redefined_class": H + "class A(nn.Module):\n    def f(self):\n        return self.eval()\nA = x\n",
+    "store_eval": M + "        self.eval = x\n        return 1\n",
+    "except_self": M + "        try:\n            pass\n        except Exception as self:\n            return self.eval\n",
+    "global_self": M + "        def g():\n            global self\n            return self.eval()\n        return g()\n",
+    "walrus_self": M + "        (self := x)\n        return self.eval()\n",
+    "private_unknown": M + "        return self._modules\n",
+    "dunder_unknown": M + "        return self.__dict__\n",
+    "introspective_unknown": M + "        return self.f_globals\n",
+    "escape_unknown": M + "        return self.system\n",
+    "modules_on_other": "import sys\nm = x.modules\n",
+    "compile_on_self": M + "        return self.compile()\n",
+    "chain_eval": M + "        return self.attn.eval()\n",
+    "sdpa_unknown_self": M + "        return self.scaled_dot_product_attention(x, x, x)\n",
+    "classbody_call": H + "class A(nn.Module):\n    h = print('x')\n    def f(self):\n        return self.eval()\n",
+    "nested_class": H + "class O:\n    class A(nn.Module):\n        def f(self):\n            return self.eval()\n"
+    "class B(O.A):\n    @classmethod\n    def g(cls, o):\n        return cls.f(o)\n",
+    "classbody_statement": H + "class A(nn.Module):\n    print(1)\n    def f(self):\n        return self.eval()\n",
+    "isinstance_shadow": H + "def isinstance(a, b):\n    return b.f(len)\nclass A(nn.Module):\n    def f(self):\n        return self.eval()\nisinstance(1, A)\n",
+}
+LOOSENING_HONEST = {
+    "tf_einsum": "from torch import functional as F\ny = F.einsum('ij->ji', x)\n",
+    "tf_absent": "from torch import functional as F\ny = F.softmax(x, dim=-1)\n",
+    "tf_module_path": "import torch\ny = torch.functional.norm(x)\nfrom torch.functional import einsum\n",
+    "self_eval": M + "        if self.eval():\n            return x\n",
+    "self_modules": M + "        for m in self.modules():\n            pass\n        return x\n",
+    "self_unknown": M + "        return self.W_value(x)\n",
+    "grad_decorated": H + "class A(nn.Module):\n    @torch.no_grad()\n    def f(self):\n        return self.eval()\n",
+    "subclass_ok": H + "class A(nn.Module):\n    n = 0\n    def f(self):\n        return self.eval()\nclass B(A):\n    def g(self):\n        return self.modules()\nb = B()\nok = isinstance(b, (A, B)) and A.n == 0 and A.__name__\n",
+    "super_two": H + "class A(nn.Linear):\n    def __init__(self):\n        super(A, self).__init__(2, 2)\n        self.eval()\n",
+    "pass_body": H + "class A(nn.Module):\n    pass\nclass B(A):\n    def f(self):\n        return self.eval()\n",
+    "nested": M + "        f = lambda: self.eval()\n        return [self.modules() for _ in x]\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOOSENING_HOSTILE))
+def test_loosenings_keep_every_route_refused(name):
+    assert check(LOOSENING_HOSTILE[name], forbidden=SDPA + ("torch.nn.MultiheadAttention",)), name
+
+
+@pytest.mark.parametrize("name", sorted(LOOSENING_HONEST))
+def test_loosenings_let_honest_forms_pass(name):
+    assert check(LOOSENING_HONEST[name], forbidden=SDPA) == [], name
+
+
+def test_torch_functional_reaches_no_module_and_no_forbidden_kernel():
+    """torch.functional holds torch, nn.functional (as F), operator and handle_torch_function; its allowed names are
+    functions of its __all__, none of them a module or SDPA, and its namespace as read from its source covers every
+    name it holds once torch is imported (so a name outside it really is an AttributeError)."""
+    import torch
+    import torch.functional as tf
+
+    allowed = reachable.table()["torch.functional"]
+    assert allowed and not {"F", "torch", "operator", "itertools", "handle_torch_function", "Tensor"} & allowed
+    for name in allowed:
+        value = getattr(tf, name)
+        assert not isinstance(value, types.ModuleType), name
+        assert value is not torch.nn.functional.scaled_dot_product_attention, name
+    assert set(dir(tf)) <= reachable.namespace("torch.functional")
+    assert "softmax" not in reachable.namespace("torch.functional")
+
+
+def test_proven_receivers_meet_only_torch_nn_public_api():
+    """The bases a proven class may have are nn.Module subclasses whose public attributes are all in the value
+    allowlist (plus eval and modules): an attribute the file never names finds nothing else on the class."""
+    import torch.nn as nn
+
+    from grader.receivers import MODULE_METHODS
+
+    names = reachable.module_classes()
+    assert {"Module", "Linear", "LayerNorm", "Sequential"} <= names
+    extra = set()
+    for name in names:
+        cls = getattr(nn, name, None)
+        if cls is None:
+            continue  # defined in nn/modules but not exported as nn.<name>: the policy never resolves it
+        assert isinstance(cls, type) and issubclass(cls, nn.Module), name
+        extra |= {a for a in dir(cls) if not a.startswith("_") and a not in reachable.value_attributes()}
+    assert extra <= MODULE_METHODS, extra
+    assert [k for k in vars(nn.Module()) if not k.startswith("_") and k not in reachable.value_attributes()] == []
+
+
 # -- the fuzz: whatever passes the policy reaches nothing outside the subset -------------------------
 
 PRELUDE = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nimport math\nimport typing\n"
            "import functools\nimport collections\n")
-ROOTS = ["torch", "nn", "F", "math", "typing", "functools", "collections", "x", "lin", "gen", "err", "fn",
+ROOTS = ["torch", "torch.functional", "nn", "F", "math", "typing", "functools", "collections", "x", "lin", "gen", "err", "fn",
          "[1]", "'s'", "(1).real", "torch.float32", "torch.Tensor", "nn.Module", "x.grad_fn", "type(x)", "super"]
 DANGEROUS = ["gi_frame", "gi_code", "f_back", "f_locals", "f_globals", "f_builtins", "tb_frame", "tb_next",
              "co_consts", "cr_frame", "mro", "modules", "__class__", "__globals__", "__builtins__", "__dict__",
@@ -264,3 +414,11 @@ def test_the_fuzz_finds_the_hole_in_a_weakened_policy(monkeypatch):
     assert _escape("F", ["torch"]) is None  # the module table refuses it...
     monkeypatch.setattr(reachable, "allowed", lambda module, name: True)
     assert "module" in _escape("F", ["math"])  # ...and without it, a module reached through a module shows
+
+
+def test_an_instructors_denied_attributes_still_apply_to_proven_receivers():
+    from grader.policy import load_policy
+
+    source = "import torch.nn as nn\nclass A(nn.Module):\n    def f(self):\n        return self.eval()\n"
+    assert check(source) == []
+    assert check(source, policy=load_policy().extended({"denied_attributes": ["eval"]}, "instructor.toml"))
