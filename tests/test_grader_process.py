@@ -79,6 +79,8 @@ GRADE_THEN_CONTROL = textwrap.dedent("""
 """)
 
 
+@pytest.mark.skipif(not os.environ.get("ATTENTION_KIT_TIER_TESTS"),
+                    reason="a planted copy of the kit graded in a fresh interpreter: .ci/run (ATTENTION_KIT_TIER_TESTS=1)")
 def test_no_conftest_plugin_or_config_found_around_the_grader_is_imported():
     base = Path(tempfile.mkdtemp(prefix="attention-kit-plants-"))
     try:
