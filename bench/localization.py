@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -31,9 +30,8 @@ from grader.catalog import load_catalog  # noqa: E402
 from grader.runner import grade  # noqa: E402
 from grader.sandbox import Limits  # noqa: E402
 
-from tests.corpus_parts import PARTS, UNSEEN  # noqa: E402
+from tests.corpus_parts import BUG_LINES, PARTS, UNSEEN  # noqa: E402
 CORPUS = ROOT / "tests" / "corpus"
-BUG_LINES = re.compile(r"^# bug-lines:\s*(\d+(?:\s*,\s*\d+)*)\s*$")
 
 
 def header(path: Path) -> tuple[str, list[int] | None]:

@@ -157,12 +157,16 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_terminal_summary(terminalreporter):
-    """Diagnosis accuracy per corpus part, from what the corpus tests recorded (on any xdist worker)."""
+    """Diagnosis accuracy per corpus part and how often its reported line is a bug line, a wrong line or none, from
+    what the corpus tests recorded (on any xdist worker)."""
     parts: dict[str, list[str]] = {}
+    lines: dict[str, list[str]] = {}
     for report in [r for key in ("passed", "failed") for r in terminalreporter.stats.get(key, [])]:
         for name, value in getattr(report, "user_properties", ()):
             if name == "corpus":
                 parts.setdefault(value[0], []).append(value[1])
+            elif name == "line" and value[1] is not None:
+                lines.setdefault(value[0], []).append(value[1])
     from tests.corpus_parts import PARTS
 
     for part in PARTS:
@@ -174,5 +178,9 @@ def pytest_terminal_summary(terminalreporter):
         hits, passing = buggy.count("hit"), correct.count("pass")
         terminalreporter.write_line(f"diagnosis top-1 ({part}): {hits}/{len(buggy)} = {hits / max(1, len(buggy)):.1%}; "
                                     f"correct files passing {passing}/{len(correct)}")
+        if lines.get(part):
+            n, count = len(lines[part]), {k: lines[part].count(k) for k in ("right", "wrong", "none")}
+            terminalreporter.write_line(f"  the reported line ({n} files with bug lines): " + ", ".join(
+                f"{k} {count[k]} = {count[k] / n:.0%}" for k in count))
         for r in sorted(r for r in results if r not in ("hit", "pass")):
             terminalreporter.write_line(f"  {r}")

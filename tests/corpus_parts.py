@@ -3,6 +3,7 @@
 dev is what the diagnoser is tuned on; every other part was written by someone who had not read it and is
 measured, never tuned on (tests/corpus/HELDOUT.md, REALWORLD.md, FRESH.md).
 """
+import re
 from pathlib import Path
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -20,3 +21,26 @@ def files(*parts: str) -> list[Path]:
 def part_of(path: Path) -> str:
     folder = Path(path).parent.name
     return folder if folder in PARTS else "dev"
+
+
+BUG_LINES = re.compile(r"^# bug-lines:\s*(\d+(?:\s*,\s*\d+)*)\s*$")
+
+
+def bug_lines(path: Path) -> list[int] | None:
+    """The `# bug-lines:` numbers of a buggy file's leading comment (where a fix belongs), or None."""
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        if m := BUG_LINES.match(line):
+            return [int(n) for n in m.group(1).split(",")]
+    return None
+
+
+def line_outcome(path: Path, verdict) -> str | None:
+    """right / wrong / none: the verdict's reported line against the file's bug lines (None: no bug lines)."""
+    lines = bug_lines(path)
+    if lines is None:
+        return None
+    loc = verdict.localization if isinstance(verdict.localization, dict) else None
+    line = loc.get("line") if loc else None
+    return "none" if line is None else "right" if line in lines else "wrong"

@@ -16,7 +16,7 @@ from grader.runner import grade
 from grader.sandbox import Limits
 from tests.conftest import CORPUS
 
-from tests.corpus_parts import PARTS
+from tests.corpus_parts import PARTS, line_outcome
 ALL_FILES = sorted(CORPUS.glob(PARTS["dev"]))
 TARGET = 1.0  # the dev corpus: every label right
 
@@ -92,6 +92,7 @@ def test_verdict(path, record_property):
     the corpus the diagnoser is tuned on) and lists the mistakes of its `# also:` line too."""
     v = verdict(path)
     record_property("corpus", outcome(path, v))
+    record_property("line", (outcome(path, v)[0], line_outcome(path, v)))
     if label(path) == "pass":
         assert v.passed, [(t.name, t.message) for t in v.failures()]
         assert v.diagnoses == []

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CORPUS
-from tests.corpus_parts import UNSEEN, files
+from tests.corpus_parts import UNSEEN, files, line_outcome
 from tests.test_diagnosis import label, outcome, verdict
 
 FILES = files(*UNSEEN)
@@ -29,5 +29,6 @@ FILES = files(*UNSEEN)
 def test_unseen_file(path: Path, record_property):
     v = verdict(path)
     record_property("corpus", outcome(path, v))
+    record_property("line", (outcome(path, v)[0], line_outcome(path, v)))
     if label(path) != "pass":
         assert not v.passed and v.diagnoses, "a buggy file passed: the suite cannot see this bug"
