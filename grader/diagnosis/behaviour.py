@@ -75,9 +75,18 @@ def failed(verdict, *codes: str):
 
 
 def evidence(verdict, *, own: bool | None = None) -> list:
-    """Diagnoses the failing checks declared themselves evidence for (own: only the exercise module's, or only generic)."""
-    found = [make(d, t.message) for t in verdict.failures() if own is None or t.own == own for d in t.evidence]
-    return sorted(found, key=lambda d: d.id == "wrong_output")  # the named mistakes first
+    """Diagnoses the failing checks declared themselves evidence for (own: only the exercise module's, or only generic),
+    the named mistakes first, in the order of the forward (pipeline_position). Called once the probes ran right: a
+    check whose call raised names no other mistake, so the exception, raised only for some allowed inputs (another
+    rank, a cache passed), is the cause, with its line."""
+    found = []
+    for t in verdict.failures():
+        if own is not None and t.own != own:
+            continue
+        if t.code in RAISED[:2] and set(t.evidence) <= {"wrong_output"}:
+            found.append(make("runtime_error", t.message))
+        found += [make(d, t.message) for d in t.evidence]
+    return sorted(found, key=lambda d: (d.id == "wrong_output", pipeline_position(d.id)))
 
 
 def match(ex, probes, variant_fn, bug_list, wrong: list[int], right: int, tol: tuple[float, float] | None = None):
@@ -104,7 +113,8 @@ def match(ex, probes, variant_fn, bug_list, wrong: list[int], right: int, tol: t
 # RoPE's angles (frequencies, base, positions) are computed before the rotation that applies them.
 SOFTMAX = ("softmax", "online", "tiled", "rows")
 STEPS = (("qkv", "split", "kv_heads", "gqa", "cross_kv"), ("rope_freq", "rope_base", "rope_positions"), ("rope",),
-         ("scal",), ("mask", "padding", "causal", "diagonal", "combine"), SOFTMAX, ("dropout",), ("merge",), ("out_proj",))
+         ("scal",), ("mask", "padding", "causal", "diagonal", "combine"), SOFTMAX, ("dropout",), ("merge",), ("out_proj",),
+         ("dtype",))
 
 
 def pipeline_position(bug: str) -> int:
