@@ -1,5 +1,5 @@
 # expect: runtime_error
-# bug-lines: 12
+# bug-lines: 13
 import torch
 
 
