@@ -58,8 +58,8 @@ def test_two_mistakes_are_named_along_the_data_flow():
 
 def test_an_exception_after_right_probes_is_runtime_error_and_named_evidence_follows_the_forward():
     """evidence() runs once the probes were right: a check whose call raised and that declares no other mistake
-    is the exception raised only for some inputs (runtime_error, with its message); a check's own evidence
-    (mask_device, dropout_in_eval) is ordered along the forward, the catch-all last."""
+    is the exception raised only for some inputs (runtime_error, with its message), named after what the checks
+    named (mask_device, dropout_in_eval: ordered along the forward), the catch-all last."""
     from types import SimpleNamespace
 
     from grader.diagnosis.behaviour import evidence
@@ -74,7 +74,7 @@ def test_an_exception_after_right_probes_is_runtime_error_and_named_evidence_fol
              TestResult("sizes", "numerics", Status.ERROR, "size", code="size_mismatch", evidence=("mask_not_sliced",))]
     verdict = SimpleNamespace(failures=lambda: tests)
     ids = [d.id for d in evidence(verdict)]
-    assert ids == ["mask_device", "mask_not_sliced", "runtime_error", "dropout_in_eval", "wrong_output"]
+    assert ids == ["mask_device", "mask_not_sliced", "dropout_in_eval", "runtime_error", "wrong_output"]
 
 
 def test_a_query_block_left_out_gives_fewer_rows_of_the_right_values():

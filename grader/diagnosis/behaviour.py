@@ -77,16 +77,18 @@ def failed(verdict, *codes: str):
 def evidence(verdict, *, own: bool | None = None) -> list:
     """Diagnoses the failing checks declared themselves evidence for (own: only the exercise module's, or only generic),
     the named mistakes first, in the order of the forward (pipeline_position). Called once the probes ran right: a
-    check whose call raised names no other mistake, so the exception, raised only for some allowed inputs (another
-    rank, a cache passed), is the cause, with its line."""
-    found = []
+    check whose call raised and declares no named mistake shows an exception raised only for some allowed inputs
+    (another rank, a cache passed): runtime_error, with its line, after the mistakes the checks named (a design
+    mistake seen where the code runs comes before an exception elsewhere), before the catch-all."""
+    found, raised = [], []
     for t in verdict.failures():
         if own is not None and t.own != own:
             continue
         if t.code in RAISED[:2] and set(t.evidence) <= {"wrong_output"}:
-            found.append(make("runtime_error", t.message))
+            raised.append(make("runtime_error", t.message))
         found += [make(d, t.message) for d in t.evidence]
-    return sorted(found, key=lambda d: (d.id == "wrong_output", pipeline_position(d.id)))
+    named = sorted((d for d in found if d.id != "wrong_output"), key=lambda d: pipeline_position(d.id))
+    return named + raised + [d for d in found if d.id == "wrong_output"]
 
 
 def match(ex, probes, variant_fn, bug_list, wrong: list[int], right: int, tol: tuple[float, float] | None = None):
