@@ -47,6 +47,8 @@ _TORCH_ERRORS = (
     ("RuntimeError", "must match the size of tensor", "size_mismatch"),
     ("RuntimeError", "size mismatch", "size_mismatch"),
     ("RuntimeError", "cannot be multiplied", "size_mismatch"),
+    ("RuntimeError", "Sizes of tensors must match", "size_mismatch"),  # torch.cat
+    ("RuntimeError", "Tensors must have same number of dimensions", "size_mismatch"),
     ("RuntimeError", "Expected all tensors to be on the same device", "device_mismatch"),
     ("RuntimeError", "expected self and mask to be on the same device", "mask_device_mismatch"),  # masked_fill's own
 )

@@ -114,4 +114,4 @@ def test_an_exception_is_reported_with_its_line(path):
     wanted = {int(n) for n in lines.removeprefix("# bug-lines:").split(",")}
     first = verdict(path).diagnoses[0]
     assert first.id == "runtime_error"
-    assert any(f"(line {n})" in e for n in wanted for e in first.evidence), first.evidence
+    assert any(f"(line {n})" in e or f"at line {n}:" in e for n in wanted for e in first.evidence), first.evidence

@@ -53,6 +53,28 @@ def test_two_mistakes_are_named_along_the_data_flow():
     assert pipeline_position("rope_positions_ignored") < pipeline_position("rope_direction")
     assert pipeline_position("no_scaling") < pipeline_position("mask_missing") < pipeline_position("softmax_wrong_dim")
     assert pipeline_position("heads_split_wrong") < pipeline_position("heads_merge_wrong")
+    assert pipeline_position("mask_device") < pipeline_position("dropout_in_eval") < pipeline_position("dtype_not_kept")
+
+
+def test_an_exception_after_right_probes_is_runtime_error_and_named_evidence_follows_the_forward():
+    """evidence() runs once the probes were right: a check whose call raised and that declares no other mistake
+    is the exception raised only for some inputs (runtime_error, with its message), named after what the checks
+    named (mask_device, dropout_in_eval: ordered along the forward), the catch-all last."""
+    from types import SimpleNamespace
+
+    from grader.diagnosis.behaviour import evidence
+    from grader.results import Status, TestResult
+
+    tests = [TestResult("eval", "dropout", Status.FAILED, "two runs differ", code="value_mismatch",
+                        evidence=("dropout_in_eval",)),
+             TestResult("shapes", "shape", Status.ERROR, "your code raised IndexError at line 7: out of range", line=7,
+                        code="raised_exception", evidence=("wrong_output",)),
+             TestResult("device", "device", Status.ERROR, "mask on cpu", code="mask_device_mismatch",
+                        evidence=("mask_device",)),
+             TestResult("sizes", "numerics", Status.ERROR, "size", code="size_mismatch", evidence=("mask_not_sliced",))]
+    verdict = SimpleNamespace(failures=lambda: tests)
+    ids = [d.id for d in evidence(verdict)]
+    assert ids == ["mask_device", "mask_not_sliced", "dropout_in_eval", "runtime_error", "wrong_output"]
 
 
 def test_a_query_block_left_out_gives_fewer_rows_of_the_right_values():

@@ -133,7 +133,7 @@ def diagnose(ex, kit, verdict) -> list:
     found = module_rules(ex, kit, verdict)
     if found and found[0].id in ("wrong_output", "crash", "runtime_error"):
         return _qkv_split_tokens(ex, kit) or found
-    if found and found[0].id != "wrong_output":
+    if any(d.id not in ("wrong_output", "heads_not_divisible") for d in found):  # a missing check comes after behaviour
         return found
     return found + _flash_rules(ex, kit, verdict)
 

@@ -280,6 +280,8 @@ def cache_rules(ex, kit, verdict, init, params, x, got, y_full, k_full, v_full, 
             what = f"with {PROMPT} cached tokens, {n} new token(s) fail: {err}"
             if n > 1 and probes:
                 return found + [make("kv_cache_mask_offset", f"one new token works; {what}")]
+            if err.code not in ("size_mismatch", "view_noncontiguous"):  # not a shape the cache did not fit: the exception
+                return found + [crash_or(err, text=what)]
             return found + [make("kv_cache_layout", what)]
         y, k, v = got
         P = k.shape[2] if k.dim() == 4 else None

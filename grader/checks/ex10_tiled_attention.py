@@ -202,7 +202,7 @@ def test_tiled_matches_reference_on_cuda(kit, ex):
 # -- mistakes ------------------------------------------------------------------------------------------------
 TILED_BUGS = ("online_no_rescale", "online_sum_not_rescaled", "online_acc_not_rescaled", "online_block_average",
               "tiled_remainder_dropped", "tiled_query_remainder_dropped", "tiled_diagonal_unmasked", "tiled_diagonal_skipped",
-              "tiled_mask_block_local", "mask_zero_fill")
+              "tiled_mask_block_local", "mask_zero_fill", "mask_missing")
 MISTAKES = {
     "online_no_rescale": "with the running sum and accumulator never rescaled by exp(m_old - m_new) when the maximum grows",
     "online_sum_not_rescaled": "with the running sum l not rescaled by exp(m_old - m_new) when the maximum grows",
@@ -220,13 +220,14 @@ ALIASES = {"online_sum_not_rescaled": "online_softmax_no_rescale", "online_acc_n
                 "tiled_diagonal_unmasked": "tiled_causal_diagonal", "tiled_diagonal_skipped": "tiled_causal_diagonal",
                 "tiled_mask_block_local": "tiled_causal_diagonal"}
 EXCLUSIVE = [{"online_no_rescale", "online_sum_not_rescaled", "online_acc_not_rescaled", "online_block_average"},
-             {"tiled_diagonal_unmasked", "tiled_diagonal_skipped", "tiled_mask_block_local", "mask_zero_fill"}]
+             {"tiled_diagonal_unmasked", "tiled_diagonal_skipped", "tiled_mask_block_local", "mask_zero_fill", "mask_missing"}]
 
 
 def tiled_attend(q, k, v, causal=False, block_size=64, bugs=frozenset(), wrong_dim=None):
     """Exercise 10 computed block by block, as a learner would, with optional mistakes (NaN where a row has no key)."""
     B, H, L, d_k = q.shape
     S = k.size(-2)
+    causal = causal and "mask_missing" not in bugs  # `causal` accepted and ignored
     if "no_scaling" in bugs:
         scale = 1.0
     elif "scale_not_sqrt" in bugs:

@@ -75,9 +75,20 @@ def failed(verdict, *codes: str):
 
 
 def evidence(verdict, *, own: bool | None = None) -> list:
-    """Diagnoses the failing checks declared themselves evidence for (own: only the exercise module's, or only generic)."""
-    found = [make(d, t.message) for t in verdict.failures() if own is None or t.own == own for d in t.evidence]
-    return sorted(found, key=lambda d: d.id == "wrong_output")  # the named mistakes first
+    """Diagnoses the failing checks declared themselves evidence for (own: only the exercise module's, or only generic),
+    the named mistakes first, in the order of the forward (pipeline_position). Called once the probes ran right: a
+    check whose call raised and declares no named mistake shows an exception raised only for some allowed inputs
+    (another rank, a cache passed): runtime_error, with its line, after the mistakes the checks named (a design
+    mistake seen where the code runs comes before an exception elsewhere), before the catch-all."""
+    found, raised = [], []
+    for t in verdict.failures():
+        if own is not None and t.own != own:
+            continue
+        if t.code in RAISED[:2] and set(t.evidence) <= {"wrong_output"}:
+            raised.append(make("runtime_error", t.message))
+        found += [make(d, t.message) for d in t.evidence]
+    named = sorted((d for d in found if d.id != "wrong_output"), key=lambda d: pipeline_position(d.id))
+    return named + raised + [d for d in found if d.id == "wrong_output"]
 
 
 def match(ex, probes, variant_fn, bug_list, wrong: list[int], right: int, tol: tuple[float, float] | None = None):
@@ -104,7 +115,8 @@ def match(ex, probes, variant_fn, bug_list, wrong: list[int], right: int, tol: t
 # RoPE's angles (frequencies, base, positions) are computed before the rotation that applies them.
 SOFTMAX = ("softmax", "online", "tiled", "rows")
 STEPS = (("qkv", "split", "kv_heads", "gqa", "cross_kv"), ("rope_freq", "rope_base", "rope_positions"), ("rope",),
-         ("scal",), ("mask", "padding", "causal", "diagonal", "combine"), SOFTMAX, ("dropout",), ("merge",), ("out_proj",))
+         ("scal",), ("mask", "padding", "causal", "diagonal", "combine"), SOFTMAX, ("dropout",), ("merge",), ("out_proj",),
+         ("dtype",))
 
 
 def pipeline_position(bug: str) -> int:
@@ -146,7 +158,8 @@ def behavioural(ex, harness, verdict) -> list:
 
 
 def bias_only(ex, kit) -> bool:
-    """Whether the parameter names differ from the contract only in the q/k/v biases (qkv_bias ignored)."""
+    """Whether the parameters differ from the contract only in the q/k/v biases (qkv_bias ignored): the names
+    both have are of the contract's shapes (the shape check never ran, the names failed first)."""
     from grader.probes import init_cases
 
     biases = {f"{ex.roles[r]}.bias" for r in "qkv" if r in ex.roles}
@@ -154,7 +167,10 @@ def bias_only(ex, kit) -> bool:
         info, err = attempt(lambda: kit.describe(init))
         if err is not None:
             return False
-        if not set(info.get("params", {})) ^ set(kit.weights(init)) <= biases:
+        got, want = info.get("params", {}), kit.weights(init)
+        if not set(got) ^ set(want) <= biases:
+            return False
+        if any(tuple(got[k]) != tuple(want[k].shape) for k in set(got) & set(want)):
             return False
     return True
 
