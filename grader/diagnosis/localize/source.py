@@ -61,6 +61,25 @@ def buffers(tree: ast.Module) -> set[str]:
             and isinstance(n.args[0].value, str)}
 
 
+def called_name(call: ast.Call) -> str | None:
+    """The name a call is made by: `masked_fill` of `s.masked_fill(...)`, `where` of `torch.where(...)` or `where(...)`."""
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+
+
+def masking_calls(scope, line: int | None = None) -> list[ast.Call]:
+    """The masking calls (masked_fill, where) with arguments in scope (a module or a statement), only those spanning
+    `line` when it is given."""
+    return [n for n in ast.walk(scope) if isinstance(n, ast.Call) and called_name(n) in MASKING and n.args
+            and (line is None or n.lineno <= line <= (n.end_lineno or n.lineno))]
+
+
+def masking_lines(source: str) -> set[int]:
+    """Lines of the file with a masking call (masked_fill, where)."""
+    tree = parse(source)
+    return {n.lineno for n in masking_calls(tree)} if tree is not None else set()
+
+
 def applies_mask(source: str, line: int) -> bool:
     """The statement on `line` applies a mask: a masking call (masked_fill, where), or it reads a registered buffer
     (nanoGPT's self.bias, an additive self.attn_bias) or a name that says mask."""
@@ -68,15 +87,11 @@ def applies_mask(source: str, line: int) -> bool:
     stmt = statement_at(tree, line) if tree is not None else None
     if stmt is None:
         return False
+    if masking_calls(stmt):
+        return True
     held = buffers(tree)
-    for n in ast.walk(stmt):
-        name = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
-        if isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name)) and \
-                (n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id) in MASKING:
-            return True
-        if name is not None and (name in held or "mask" in name.lower()):
-            return True
-    return False
+    names = (n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None for n in ast.walk(stmt))
+    return any(name is not None and (name in held or "mask" in name.lower()) for name in names)
 
 
 def assignments(source: str) -> dict[str, int]:
@@ -151,8 +166,7 @@ def mask_argument(source: str, line: int) -> str | None:
     tree = parse(source)
     if tree is None:
         return None
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno <= line <= (n.end_lineno or n.lineno)
-             and isinstance(n.func, ast.Attribute) and n.func.attr in MASKING and n.args]
+    calls = masking_calls(tree, line)
     names = {c.args[0].id for c in calls if isinstance(c.args[0], ast.Name)}
     return names.pop() if calls and len(names) == 1 and len(calls) == 1 else None
 
@@ -286,8 +300,7 @@ def mask_value(source: str, line: int, attributes: bool = True) -> tuple[str, in
     tree = parse(source)
     if tree is None:
         return "here", None, False, "none"
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno <= line <= (n.end_lineno or n.lineno)
-             and isinstance(n.func, ast.Attribute) and n.func.attr in MASKING and n.args]
+    calls = masking_calls(tree, line)
     if not calls or len({ast.dump(c.args[0]) for c in calls}) != 1:
         return "here", None, False, "none"
     expr = calls[0].args[0]
@@ -339,13 +352,6 @@ def calls_self(source: str, line: int) -> bool:
     tree = parse(source)
     stmt = statement_at(tree, line) if tree is not None else None
     return stmt is not None and any(isinstance(n, ast.Call) and is_self_attribute(n.func) for n in ast.walk(stmt))
-
-
-def masking_lines(source: str) -> set[int]:
-    """Lines of the file with a masking call (masked_fill, where)."""
-    tree = parse(source)
-    return {n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-            and n.func.attr in MASKING} if tree is not None else set()
 
 
 def in_helper(source: str, line: int) -> bool:
