@@ -63,3 +63,14 @@ def test_roles_are_swapped_only_when_the_scores_combine_other_roles():
     other = torch.randn(3, 2, 5, 5, generator=g, dtype=torch.float64)  # a layout gone wrong inside a helper
     al = loc.Alignment(entries + [loc.Traced("matmul", 24, other)], stages)
     assert not rules.other_roles(other, al) and rules.swapped_roles(al, 24) is None
+
+
+def test_a_layout_picked_by_an_index_made_from_constants_is_not_located():
+    g = torch.Generator().manual_seed(21)
+    k = torch.randn(2, 2, 5, 4, generator=g, dtype=torch.float64)
+    want = k[:, torch.tensor([0, 0, 1, 1])]
+    stages = [stage("keys", 10, k), stage("repeated_keys", 11, want)]
+    src = "def f(k, h, g):\n    k = k @ k\n    i = torch.arange(h) % g\n    r = k[:, i]\n    return r\n"
+    assert source.index_built_at(src, 4) == {"i": 3} and source.index_built_at("def g(x, a, b):\n    return x[:, a:b]\n", 2) == {}
+    entries = [loc.Traced("matmul", 2, k), loc.Traced("__getitem__", 4, k[:, torch.tensor([0, 1, 0, 1])])]
+    assert rules.scrambled_layout(loc.Alignment(entries, stages, source=src)) is rules.ABSTAIN

@@ -45,3 +45,15 @@ def test_only_an_output_marked_lines_up_by_every_tensor_the_reference_computes()
     assert rules.line_result(entries, 1) and not rules.line_result(entries, 0)
     assert rules.first_divergence(al).line == 21
     assert loc.align(entries, [stage("output", 60, out)], reference=reference).line == 21
+
+
+def test_a_divergence_inside_a_helper_is_not_located():
+    """The helper works on what a caller passed (a state, a block): the helper or the call may be wrong."""
+    src = "def update(s, v):\n    m = s.amax(-1)\n    return m\n\ndef f(q, k):\n    s = q @ k\n    return update(s, k)\n"
+    g = torch.Generator().manual_seed(4)
+    a, out = torch.randn(2, 3, generator=g, dtype=torch.float64), torch.randn(4, 3, generator=g, dtype=torch.float64)
+    reference = [loc.Traced("mul", 50, a * 2)]
+    al = loc.Alignment([loc.Traced("amax", 2, a * 3)], [stage("output", 60, out)], reference=reference, source=src)
+    assert rules.first_divergence(al) is rules.ABSTAIN
+    al = loc.Alignment([loc.Traced("matmul", 6, a * 3)], [stage("output", 60, out)], reference=reference, source=src)
+    assert rules.first_divergence(al).line == 6

@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 
 from grader.diagnosis import localize as loc
-from grader.diagnosis.localize import rules
+from grader.diagnosis.localize import rules, source
 from tests.localize_helpers import CLASS, SCALE_SOURCE, line_of, scale_alignment, scaled, scores_pair, stage
 
 
@@ -77,3 +77,60 @@ def test_a_mask_passed_by_name_is_blamed_unless_the_fill_differs():
     assert found.line == 9 and "built at line 9" in found.evidence, found
     zero = s.masked_fill(torch.tensor([False, False, False, True, True]), 0.0)
     assert rules.value_built_before(loc.Alignment([loc.Traced("masked_fill", 10, zero)], stages, source=SCALE_SOURCE)) is None
+
+
+ADDITIVE = """
+import math
+def f(q, k, pad):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(4)
+    ext = (1.0 - pad) * -10000.0
+    scores = scores + ext
+    return scores
+"""
+
+
+def test_an_additive_mask_that_differs_is_blamed_where_it_is_made():
+    s, masked = scores_pair()
+    stages = [stage("scaled_scores", 30, s), stage("masked_scores", 31, masked)]
+    wrong = s + torch.ones(5, 5, dtype=torch.float64).tril() * -10000.0
+    entries = [loc.Traced("div", 4, s), loc.Traced("add", 6, wrong)]
+    found = rules.added_operand(loc.Alignment(entries, stages, source=ADDITIVE))
+    assert found is not rules.ABSTAIN and found.line == 5 and "ext, made at line 5" in found.evidence, found
+    scaled_stages = [stage("scores", 30, s), stage("scaled_scores", 31, s / 2)]
+    assert rules.added_operand(loc.Alignment([loc.Traced("matmul", 4, s), loc.Traced("add", 6, s + 1)], scaled_stages,
+                                             source=ADDITIVE)) is rules.ABSTAIN  # an addition where a scale belongs
+    same = [loc.Traced("matmul", 4, s), loc.Traced("add", 4, s + 1)]  # `q @ k.T + 1 / sqrt(d)`: that line, by other rules
+    assert rules.added_operand(loc.Alignment(same, scaled_stages, source=ADDITIVE)) is None
+    mul = [entries[0], loc.Traced("mul", 6, wrong)]
+    assert rules.added_operand(loc.Alignment(mul, stages, source=ADDITIVE)) is None  # not an addition: other rules
+
+
+def test_a_mask_picked_from_a_buffer_on_its_own_line_is_blamed_where_the_buffer_is_made():
+    src = CLASS.replace("        s2 = s1.masked_fill(self.future[:T, :T], float(\"-inf\"))\n",
+                        "        m = self.future.bool()[:T, :T]\n        s2 = s1.masked_fill(m, float(\"-inf\"))\n")
+    assert source.picks_attribute(source.parse(src), line_of("m = self", src)) == ("future", "prefix")
+    assert source.mask_value(src, line_of("s2 = ", src)) == ("attribute", line_of("future = torch", src), False, "prefix")
+    assert source.picks_attribute(source.parse(src), line_of("keep = ", src)) is None  # made from an argument
+    multi = 'class A:\n    def __init__(self, n):\n        self.register_buffer(\n            "m", tril(n)\n        )\n' \
+            '    def f(self):\n        return self.m\n'
+    assert source.attribute_built_at(multi, 7, "m") == 4  # the value's own line, not the call's first
+
+
+def test_half_precision_only_carried_by_a_move_is_not_located():
+    s, masked = scores_pair()
+    stages = [stage("scores", 30, s), stage("scaled_scores", 31, s / 2)]
+    low = (s / 2 * 1.3).bfloat16()
+    moved = loc.Alignment([loc.Traced("matmul", 3, s), loc.Traced("__getitem__", 4, low[:, :]),
+                           loc.Traced("mul", 5, low.double() * 1.01)], stages)
+    assert rules.lost_precision(moved) is rules.ABSTAIN  # the cast happened where the trace does not follow
+    cast = loc.Alignment([loc.Traced("matmul", 3, s), loc.Traced("bfloat16", 4, low),
+                          loc.Traced("mul", 5, low.double() * 1.01)], stages)
+    assert rules.lost_precision(cast).line == 4
+
+
+def test_a_value_named_as_the_scale_is_blamed_where_it_is_made():
+    src = "def f(q, k):\n    d_k = k.size(-1)\n    scale = d_k\n    s = q @ k.transpose(-2, -1) / scale\n    return s\n"
+    found = rules.value_built_before(scaled(4, 0.5, src))
+    assert found is not rules.ABSTAIN and found.line == 3, found
+    other = src.replace("scale", "temperature")
+    assert rules.value_built_before(scaled(4, 0.5, other)) is rules.ABSTAIN  # made or used wrongly: not known

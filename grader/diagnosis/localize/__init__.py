@@ -13,6 +13,7 @@ The pipeline, one module per stage:
   source.py      what the parsed source says (where a mask or a scalar is built, the return after a line)
   text.py        stage names as words
   parameters.py  parameters the grader could not load: the line creating the layer
+  raising.py     an exception raised only for some inputs: the line the worker reported
 """
 from grader.diagnosis.layout import equivalent, same_values
 from grader.diagnosis.localize.align import RULES, align

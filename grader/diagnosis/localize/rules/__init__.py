@@ -19,7 +19,7 @@ from grader.diagnosis.localize.rules.abstain import ABSTAIN, Abstain
 from grader.diagnosis.localize.rules.ambiguous import out_of_order, several_masks, unexplained_elsewhere, untraced_angles
 from grader.diagnosis.localize.rules.difference import first_difference, other_shape
 from grader.diagnosis.localize.rules.dropout import dropout_misplaced, training_pass
-from grader.diagnosis.localize.rules.kinds import MOVES, NOT_THE_MASK, PATTERN, PRODUCTS, REARRANGE
+from grader.diagnosis.localize.rules.kinds import ADDS, CASTS, MOVES, NOT_THE_MASK, PATTERN, PRODUCTS, REARRANGE
 from grader.diagnosis.localize.rules.layout import (computed_twice, input_laid_out_otherwise, roles_swapped, scrambled_layout,
                                                     swapped_roles)
 from grader.diagnosis.localize.rules.loop import first_divergence
@@ -28,9 +28,10 @@ from grader.diagnosis.localize.rules.raised import raised_here
 from grader.diagnosis.localize.rules.reads import moved_before, rearranged_input, shaped_elsewhere, untraced_reads
 from grader.diagnosis.localize.rules.tensors import (dropped_from, frequencies_only, half_precision, line_result, other_roles,
                                                      products, scaled_reference)
-from grader.diagnosis.localize.rules.values import built_before, lost_precision, scaled_earlier, value_built_before
+from grader.diagnosis.localize.rules.values import (added_operand, built_before, lost_precision, scaled_earlier,
+                                                     value_built_before)
 
-__all__ = ["ABSTAIN", "Abstain", "MOVES", "NOT_THE_MASK", "PATTERN", "PRODUCTS", "REARRANGE", "built_before", "computed_twice",
+__all__ = ["ABSTAIN", "ADDS", "Abstain", "CASTS", "MOVES", "NOT_THE_MASK", "PATTERN", "PRODUCTS", "REARRANGE", "added_operand", "built_before", "computed_twice",
            "dropout_misplaced", "dropped_from", "first_difference", "first_divergence", "frequencies_only", "half_precision",
            "input_laid_out_otherwise", "line_result", "lost_precision", "missing_step", "moved_before", "nothing_after",
            "other_roles", "other_shape", "out_of_order", "products", "raised_here", "rearranged_input", "roles_swapped",

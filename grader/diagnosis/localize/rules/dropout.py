@@ -33,7 +33,8 @@ def dropout_misplaced(al: Alignment):
 
 def training_pass(al: Alignment):
     """In training mode anything else that differs may be other random draws: only a missing dropout is located,
-    at the line making the weights it belongs after (the line using them may be another: labelled less often)."""
+    at the line making the weights when that line also uses them (`(softmax(s) @ v)`); when the weights are made on
+    one line and used on another, the dropout belongs after the first or before the second, a matter of taste: no line."""
     if not al.train:
         return None
     f = al.failing
@@ -42,5 +43,7 @@ def training_pass(al: Alignment):
     if pick is None or any("dropout" in x.op for x in al.entries):
         return ABSTAIN
     weights = al.entries[al.match["weights"]].line  # where the dropout belongs: after the weights are made
+    if pick.line != weights:
+        return ABSTAIN
     return al.at(weights, f, f"{al.prefix()}no dropout is applied in training mode: the attention weights of line "
                              f"{weights} are used without it at line {pick.line} ({pick.op})")

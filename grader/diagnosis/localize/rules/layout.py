@@ -5,7 +5,7 @@ from grader.diagnosis.localize.alignment import Alignment
 from grader.diagnosis.localize.compare import PARALLEL, matches
 from grader.diagnosis.localize.explain import REARRANGED
 from grader.diagnosis.localize.model import Localization
-from grader.diagnosis.localize.source import makes_tensor, reads_size
+from grader.diagnosis.localize.source import index_built_at, makes_tensor, reads_size
 from grader.diagnosis.localize.text import label
 from grader.diagnosis.localize.rules.abstain import ABSTAIN, Abstain
 from grader.diagnosis.localize.rules.kinds import MOVES
@@ -43,6 +43,8 @@ def scrambled_layout(al: Alignment):
     if any(not n.startswith("self.") and not reads_size(al.source, a) and makes_tensor(al.source, a)
            for n, a in untraced_reads(al, e.line).items()):
         return ABSTAIN  # arranged by a tensor made elsewhere from constants (an index, a permutation)
+    if any(makes_tensor(al.source, a) for a in index_built_at(al.source, e.line).values()):
+        return ABSTAIN  # `k[:, kv_head]`, `kv_head = torch.arange(h) % g`: the index or the indexing, not known
     before = [p for p in al.stages[:al.stages.index(s)] if al.match[p.name] is not None]
     return al.at(e.line, s, f"the tensor at line {e.line} ({e.op}) holds the values of the {label(s.name)} in a different "
                             f"arrangement (a wrong transpose, view or reshape)", before[-1] if before else None,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from grader.diagnosis.localize.alignment import Alignment, also_computed
+from grader.diagnosis.localize.source import in_called_function
 from grader.diagnosis.localize.rules.abstain import ABSTAIN
 from grader.diagnosis.localize.rules.kinds import MOVES
 from grader.diagnosis.localize.rules.tensors import line_result, products, scaled_reference
@@ -22,6 +23,8 @@ def first_divergence(al: Alignment):
     if products(al.entries) > products(al.reference) and any(x.line == e.line and also_computed(x, al.reference)
                                                              for x in al.entries):
         return ABSTAIN  # more products than the reference, on a line that is right elsewhere: extra work, maybe
+    if in_called_function(al.source, e.line):
+        return ABSTAIN  # in a helper, on what a caller passed: the helper or the call (or the state it is given)
     if e.op in MOVES:
         return ABSTAIN  # a slice, cast or rearrangement differs: what it was taken from, or how, is not known
     if tuple(e.tensor.shape) not in {tuple(r.tensor.shape) for r in al.reference} | {tuple(s.tensor.shape) for s in al.stages}:

@@ -4,11 +4,11 @@ from __future__ import annotations
 from grader.diagnosis.layout import affine, rtol_for
 from grader.diagnosis.localize.alignment import Alignment
 from grader.diagnosis.localize.compare import shaped_as
-from grader.diagnosis.localize.source import (applies_root, attribute_uses, mask_argument, reads_size, mask_value,
-                                              names_one_value, read_lines, takes_root)
+from grader.diagnosis.localize.source import (applies_root, assigned_before, attribute_uses, binary_operands, built_elsewhere,
+                                              mask_argument, mask_value, names_one_value, read_lines, reads_size, takes_root)
 from grader.diagnosis.localize.text import label
 from grader.diagnosis.localize.rules.abstain import ABSTAIN
-from grader.diagnosis.localize.rules.kinds import NOT_THE_MASK, PATTERN
+from grader.diagnosis.localize.rules.kinds import ADDS, CASTS, MOVES, NOT_THE_MASK, PATTERN
 from grader.diagnosis.localize.rules.reads import untraced_reads
 from grader.diagnosis.localize.rules.tensors import half_precision, line_result
 
@@ -25,7 +25,8 @@ def built_before(al: Alignment, line: int, how: str | None):
     elsewhere (a local name, or self.<name> computed in the class), its own statement makes only it
     (`d = x.shape[-1]`, `scale = 1 / math.sqrt(d)`), no other line uses it, and a root is taken of it (at the line,
     `math.sqrt(d)`, or where it is made): the size inside is what can be wrong. A size read as it is
-    (`d_k = q.shape[-1]`, then `/ d_k`) is right: the line forgot the root. Any other value without a root
+    (`d_k = q.shape[-1]`, then `/ d_k`) is right: the line forgot the root. A value named as the scale (`scale = d_k`,
+    then `/ scale`) is meant to be applied as it is: where it is made. Any other value without a root
     (`temperature = float(d)`, then `/ temperature`) may be wrong where it is made or where it is used: no line.
     Otherwise (`B, T, C = x.shape`, self.d_out, several values) the line picked it."""
     state, built, inverts, slicing = mask_value(al.source, line)
@@ -55,7 +56,35 @@ def built_before(al: Alignment, line: int, how: str | None):
         return al.at(a, al.failing, f"{al.prefix()}the tensor at line {line} is the first that differs: "
                                     f"{how.removeprefix('it ')}; it is scaled by {name}, set at line {a}: that value is "
                                     f"not the reference's")
+    if "scale" in name.lower():  # `scale = d_k`, then `/ scale`: a value named as the factor is applied as it is
+        return al.at(a, al.failing, f"{al.prefix()}the tensor at line {line} is the first that differs: "
+                                    f"{how.removeprefix('it ')}; it is scaled by {name}, set at line {a}: that value is "
+                                    f"not the reference's factor")
     return ABSTAIN
+
+
+def added_operand(al: Alignment):
+    """The picked entry adds two values: at the masking step, the last matched stage (the scores, right) and one value
+    made on one other line (an additive mask, `ext = (1.0 - pad) * -10000.0`, then `s = s + ext`): that value is what
+    differs, at its line. At the scaling step an addition on another line than the scores' is no scale: the scale is
+    missing, and where it belongs (the scores line, the softmax line) is a matter of taste: no line."""
+    if al.pick is None or al.pick[1].op not in ADDS or al.through is None:
+        return None
+    line = al.pick[1].line
+    if al.failing.name == "scaled_scores":
+        return ABSTAIN if line != al.entries[al.start].line else None  # `q @ k.T + 1 / sqrt(d)`: the line's own
+    pair = binary_operands(al.source, line)
+    if al.failing.name != "masked_scores" or pair is None or pair[0] not in ("Add", "Sub"):
+        return None
+    made, once = assigned_before(al.source, line), built_elsewhere(al.source, line)
+    through = al.entries[al.start].line
+    other = [n for n in pair[1] if made.get(n) != through]
+    if len(other) != 1 or len(pair[1]) - len(other) != 1 or other[0] not in once:
+        return None
+    a = once[other[0]]
+    return al.at(a, al.failing, f"{al.prefix()}the tensor at line {line} ({al.pick[1].op}) is the first that differs: it "
+                                f"adds {other[0]}, made at line {a}, to the {label(al.through.name)}, which are right: "
+                                f"{other[0]} is not the mask the reference adds")
 
 
 def value_built_before(al: Alignment):
@@ -86,6 +115,8 @@ def lost_precision(al: Alignment):
     """A float16/bfloat16 entry up to the picked one: where the digits were lost."""
     if (low := half_precision(al.entries, al.pick[0] + 1)) is None:
         return None
+    if low.op in MOVES and low.op not in CASTS:
+        return ABSTAIN  # it only moves values that were already half precision: cast in code the trace does not follow
     return al.at(low.line, al.failing, f"{al.prefix()}the tensor at line {low.line} ({low.op}) is computed in "
                                        f"{str(low.tensor.dtype).removeprefix('torch.')}, and from there the "
                                        f"{label(al.failing.name)} differ: keep this step in float32 or float64")
