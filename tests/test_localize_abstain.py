@@ -68,3 +68,22 @@ def test_an_abstention_that_names_the_mistake_names_it_without_a_line(monkeypatc
                       "cpu", 0.0)
     run.localize_verdict(verdict, load_catalog().get(4), object(), "x = 1\n")
     assert verdict.localization is None and verdict.diagnoses[0].id == "heads_merge_wrong"
+
+
+def test_an_exception_raised_only_for_some_inputs_points_at_the_line_that_raised():
+    from grader import results
+    from grader.diagnosis import RAISED_CODES
+    from grader.diagnosis.diagnoses import make
+    from grader.diagnosis.localize.raising import raising_line
+    from grader.results import Status, Verdict
+
+    src = "import torch\ndef f(q, k):\n    s = q @ k.transpose(1, 2)\n    return s\n"
+    def verdict(line, diagnosis="runtime_error", code="raised_exception"):
+        t = results.TestResult("unbatched", "shapes", Status.ERROR, "IndexError", line=line, code=code)
+        return Verdict(1, "x", "t", [t], [make(diagnosis)], "cpu", 0.0)
+    found = raising_line(verdict(3), src, RAISED_CODES)
+    assert found is not None and found.line == 3 and "IndexError" not in found.evidence  # its message is not ours to show
+    assert raising_line(verdict(3, "wrong_output"), src, RAISED_CODES) is None  # another mistake named: not its line
+    assert raising_line(verdict(None), src, RAISED_CODES) is None
+    helper = "def g(t):\n    return t.transpose(1, 2)\ndef f(q):\n    return g(q)\n"
+    assert raising_line(verdict(2), helper, RAISED_CODES) is None  # in a helper: the helper or the call
