@@ -134,3 +134,5 @@ def test_a_value_named_as_the_scale_is_blamed_where_it_is_made():
     assert found is not rules.ABSTAIN and found.line == 3, found
     other = src.replace("scale", "temperature")
     assert rules.value_built_before(scaled(4, 0.5, other)) is rules.ABSTAIN  # made or used wrongly: not known
+    helper = "def g(k):\n    return k.size(-1)\ndef f(q, k):\n    scale = g(k)\n    s = q @ k.transpose(-2, -1) / scale\n"
+    assert rules.value_built_before(scaled(5, 0.5, helper)) is rules.ABSTAIN  # made in g's body: not on line 4

@@ -470,6 +470,17 @@ def index_built_at(source: str, line: int) -> dict[str, int]:
     return found
 
 
+def calls_file_function(source: str, line: int) -> bool:
+    """The statement on `line` calls a function or a method of the file (`scale = _scale_factor(q, k, v)`,
+    `self._project(x)`): its value is made in that function's body."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    if stmt is None:
+        return False
+    defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return any(isinstance(n, ast.Call) and (is_self_attribute(n.func) or called_name(n) in defined) for n in ast.walk(stmt))
+
+
 def in_called_function(source: str, line: int) -> bool:
     """The statement on `line` belongs to a function the file calls itself (a helper: `_update(state, s, v)`)."""
     tree = parse(source)

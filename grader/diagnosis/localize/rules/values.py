@@ -5,7 +5,8 @@ from grader.diagnosis.layout import affine, rtol_for
 from grader.diagnosis.localize.alignment import Alignment
 from grader.diagnosis.localize.compare import shaped_as
 from grader.diagnosis.localize.source import (applies_root, assigned_before, attribute_uses, binary_operands, built_elsewhere,
-                                              mask_argument, mask_value, names_one_value, read_lines, reads_size, takes_root)
+                                              calls_file_function, mask_argument, mask_value, names_one_value, read_lines,
+                                              reads_size, takes_root)
 from grader.diagnosis.localize.text import label
 from grader.diagnosis.localize.rules.abstain import ABSTAIN
 from grader.diagnosis.localize.rules.kinds import ADDS, CASTS, MOVES, NOT_THE_MASK, PATTERN
@@ -56,7 +57,7 @@ def built_before(al: Alignment, line: int, how: str | None):
         return al.at(a, al.failing, f"{al.prefix()}the tensor at line {line} is the first that differs: "
                                     f"{how.removeprefix('it ')}; it is scaled by {name}, set at line {a}: that value is "
                                     f"not the reference's")
-    if "scale" in name.lower():  # `scale = d_k`, then `/ scale`: a value named as the factor is applied as it is
+    if "scale" in name.lower() and not calls_file_function(al.source, a):  # `scale = d_k`, then `/ scale`
         return al.at(a, al.failing, f"{al.prefix()}the tensor at line {line} is the first that differs: "
                                     f"{how.removeprefix('it ')}; it is scaled by {name}, set at line {a}: that value is "
                                     f"not the reference's factor")
