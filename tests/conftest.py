@@ -92,7 +92,9 @@ def write(tmp_path):
 
 # `python -m pytest -m fast`: the edit loop's subset (well under a minute on two cores): modules that start no
 # worker, or a handful; every other module runs in the full suite only.
-FAST_MODULES = ("test_architecture", "test_schema", "test_textsafe", "test_variants", "test_localize", "test_layers",
+FAST_MODULES = ("test_architecture", "test_schema", "test_textsafe", "test_variants", "test_localize", "test_localize_rules_ambiguous",
+                "test_localize_rules_dropout", "test_localize_rules_layout", "test_localize_rules_loop", "test_localize_rules_missing",
+                "test_localize_rules_raised", "test_localize_rules_tensors", "test_localize_rules_values", "test_layers",
                 "test_suite_names", "test_hint_follows_diagnosis", "test_pack", "test_learner_cli", "test_one_text",
                 "test_policy", "test_language_subset", "test_similarity", "test_gradebook", "test_interview", "test_numerics")
 

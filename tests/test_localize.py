@@ -13,6 +13,7 @@ from grader.diagnosis import localize as loc
 from grader import results
 from grader.results import Status, Verdict
 from grader.sandbox.trace import Tracer
+from tests.localize_helpers import SCALE_SOURCE
 
 HELPER = """
 import torch
@@ -454,30 +455,7 @@ def test_kv_cache_trace_sizes_are_unambiguous():
     assert len({B, T, nh, hs}) == 4 and P + T <= ex.config["context_length"]
 
 
-# -- the pipeline's rules, each on its own (grader/diagnosis/localize/rules.py) -----------------------------
-SCALE_SOURCE = """
-import math
-def f(q, k, mask):
-    d = q.shape[-1]
-    scale = 1 / math.sqrt(q.shape[-1])
-    s1 = q @ k.transpose(-2, -1) / math.sqrt(d)
-    s2 = q @ k.transpose(-2, -1) * scale
-    s3 = q @ k.transpose(-2, -1) / size
-    blocked = mask.view(1, 5)
-    s4 = s1.masked_fill(blocked, float("-inf"))
-    size = k.shape[-1]
-    return s4
-"""
-
-
-def scale_alignment(line: int, factor: float) -> loc.Alignment:
-    """An alignment whose scaled scores are first wrong at `line`, by a constant factor."""
-    g = torch.Generator().manual_seed(5)
-    q, k = torch.randn(2, 5, 4, generator=g, dtype=torch.float64), torch.randn(2, 5, 4, generator=g, dtype=torch.float64)
-    scores = q @ k.transpose(-2, -1)
-    stages = [stage("scores", 30, scores), stage("scaled_scores", 31, scores / 2)]
-    entries = [loc.Traced("matmul", line, scores), loc.Traced("div", line, scores / 2 * factor)]
-    return loc.Alignment(entries, stages, source=SCALE_SOURCE)
+# -- what the source says (grader/diagnosis/localize/source.py); the rules are tested in test_localize_rules_*.py ---
 
 
 def test_the_source_says_where_a_value_read_on_a_line_is_built():
@@ -490,58 +468,6 @@ def test_the_source_says_where_a_value_read_on_a_line_is_built():
     assert source.read_lines(SCALE_SOURCE, 6, "d") == {6}
     assert source.takes_root(SCALE_SOURCE, 5) and not source.takes_root(SCALE_SOURCE, 4)
     assert source.mask_argument(SCALE_SOURCE, 10) == "blocked" and source.mask_argument(SCALE_SOURCE, 6) is None
-
-
-def test_a_size_under_a_root_is_where_a_constant_factor_comes_from():
-    from grader.diagnosis.localize import rules
-
-    al = scale_alignment(6, 1.5)  # / math.sqrt(d) with another d: the line that sets d
-    assert al.how[0].startswith("it equals the scaled scores times")
-    found = rules.value_built_before(al)
-    assert found is not None and found is not rules.ABSTAIN and found.line == 4, found
-    assert rules.value_built_before(scale_alignment(7, 1.5)).line == 5  # * scale, scale = 1 / math.sqrt(d): where it is made
-    assert rules.value_built_before(scale_alignment(8, 0.5)) is None  # / size: the line's own missing root
-
-
-def test_a_mask_passed_by_name_is_blamed_unless_the_fill_differs():
-    from grader.diagnosis.localize import rules
-
-    s = torch.randn(2, 5, dtype=torch.float64)
-    want = s.masked_fill(torch.tensor([False, False, False, True, True]), float("-inf"))
-    stages = [stage("scores", 30, s), stage("masked_scores", 31, want)]
-    other = s.masked_fill(torch.tensor([False, False, True, True, True]), float("-inf"))
-    al = loc.Alignment([loc.Traced("masked_fill", 10, other)], stages, source=SCALE_SOURCE)
-    found = rules.value_built_before(al)
-    assert found.line == 9 and "built at line 9" in found.evidence, found
-    zero = s.masked_fill(torch.tensor([False, False, False, True, True]), 0.0)
-    assert rules.value_built_before(loc.Alignment([loc.Traced("masked_fill", 10, zero)], stages, source=SCALE_SOURCE)) is None
-
-
-def test_a_masking_call_that_raises_points_at_the_line_shaping_its_mask():
-    from grader.diagnosis.localize import rules
-
-    s = torch.randn(2, 5, dtype=torch.float64)
-    stages = [stage("scores", 30, s), stage("masked_scores", 31, s.masked_fill(torch.ones(2, 5, dtype=torch.bool).triu(1), float("-inf")))]
-    al = loc.Alignment([loc.Traced("div", 6, s)], stages, {"type": "RuntimeError", "line": 10}, source=SCALE_SOURCE)
-    found = rules.raised_here(al)
-    assert found.line == 9 and "raised RuntimeError at line 10" in found.evidence
-
-
-def test_only_an_output_marked_lines_up_by_every_tensor_the_reference_computes():
-    """A loop (exercise 10's blocks): the first line result the reference never computes, not the output's line;
-    a step inside a line computed in another order (q @ k before the scale) is not a difference."""
-    from grader.diagnosis.localize import rules
-
-    g = torch.Generator().manual_seed(7)
-    a, b = torch.randn(2, 3, generator=g, dtype=torch.float64), torch.randn(2, 3, generator=g, dtype=torch.float64)
-    out = torch.randn(4, 3, generator=g, dtype=torch.float64)
-    reference = [loc.Traced("mul", 50, a * 2), loc.Traced("add", 51, a * 2 + b)]
-    entries = [loc.Traced("mul", 20, a * 3), loc.Traced("div", 20, a * 2),  # a * 3 / 1.5 on one line: the same result
-               loc.Traced("add", 21, a * 2 + b * 2), loc.Traced("cat", 22, out + 1)]
-    al = loc.Alignment(entries, [stage("output", 60, out)], source="", reference=reference)
-    assert rules.line_result(entries, 1) and not rules.line_result(entries, 0)
-    assert rules.first_divergence(al).line == 21
-    assert loc.align(entries, [stage("output", 60, out)], reference=reference).line == 21
 
 
 def test_the_pipeline_stops_at_an_abstention_and_logs(caplog):
@@ -568,15 +494,6 @@ def test_the_tiled_exercise_is_traced_with_its_block_size():
     call = loc.trace_call(ex, Harness(ex, None))
     L, b = call["args"][0].shape[-2], call["scalars"]["block_size"]
     assert call["scalars"]["causal"] is True and 1 < b < L and L % b != 0
-
-
-def test_a_tensor_the_reference_computes_times_a_constant():
-    from grader.diagnosis.localize import rules
-
-    r = torch.randn(2, 3, 4, dtype=torch.float64)
-    reference = [loc.Traced("exp", 9, r + 1), loc.Traced("matmul", 12, r)]
-    assert "of line 12 times 0.5" in rules.scaled_reference(loc.Traced("mul", 30, r * 0.5), reference)
-    assert rules.scaled_reference(loc.Traced("mul", 30, r.flip(0)), reference) is None
 
 
 def test_a_loop_that_skips_work_is_not_located():

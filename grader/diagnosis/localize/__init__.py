@@ -9,10 +9,11 @@ The pipeline, one module per stage:
   compare.py     matching an entry to a stage (up to layout, or one head of it); the first stage not reproduced
   alignment.py   Alignment: what the rules read (matched through, failing stage, the entry where they part)
   explain.py     how that entry differs (softmax over another dim, an inverted mask, a factor, ...)
-  rules.py       the small rules, tried in order by align.py; each names a line, abstains, or passes on
+  rules/         the small rules, tried in order by align.py; each names a line, abstains, or passes on
   source.py      what the parsed source says (where a mask or a scalar is built, the return after a line)
   text.py        stage names as words
   parameters.py  parameters the grader could not load: the line creating the layer
+  raising.py     an exception raised only for some inputs: the line the worker reported
 """
 from grader.diagnosis.layout import equivalent, same_values
 from grader.diagnosis.localize.align import RULES, align

@@ -9,6 +9,7 @@ from grader.diagnosis.localize.align import decide
 from grader.diagnosis.localize.rules import Abstain
 from grader.diagnosis.localize.model import Localization
 from grader.diagnosis.localize.parameters import parameter_line
+from grader.diagnosis.localize.raising import raising_line
 from grader.diagnosis.localize.reference import stage_lines, stages_from_trace, trace_reference
 from grader.diagnosis.localize.untrusted import validate
 
@@ -104,7 +105,8 @@ def localize_verdict(verdict, ex, harness, source: str) -> None:
     if verdict.passed or verdict.state == "not_started" or any(d.id == "not_started" for d in verdict.diagnoses):
         return
     found = locate(ex, harness, source)
-    if isinstance(found, Abstain):  # no line, but the difference may still name the mistake
+    abstained = isinstance(found, Abstain)
+    if abstained:  # no line, but the difference may still name the mistake
         if found.cause is not None:
             from grader.diagnosis import named_by_localization
 
@@ -113,6 +115,10 @@ def localize_verdict(verdict, ex, harness, source: str) -> None:
     params = [t for t in verdict.failures() if t.code in ("parameter_names", "parameter_shapes")]
     if found is None and params:
         found = parameter_line(ex, harness, source, params[0].init)
+    if found is None and not abstained:
+        from grader.diagnosis import RAISED_CODES
+
+        found = raising_line(verdict, source, RAISED_CODES)
     verdict.localization = found.to_json() if found is not None else None
     if found is not None and found.cause is not None:
         from grader.diagnosis import named_by_localization

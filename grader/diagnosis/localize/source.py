@@ -61,6 +61,25 @@ def buffers(tree: ast.Module) -> set[str]:
             and isinstance(n.args[0].value, str)}
 
 
+def called_name(call: ast.Call) -> str | None:
+    """The name a call is made by: `masked_fill` of `s.masked_fill(...)`, `where` of `torch.where(...)` or `where(...)`."""
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+
+
+def masking_calls(scope, line: int | None = None) -> list[ast.Call]:
+    """The masking calls (masked_fill, where) with arguments in scope (a module or a statement), only those spanning
+    `line` when it is given."""
+    return [n for n in ast.walk(scope) if isinstance(n, ast.Call) and called_name(n) in MASKING and n.args
+            and (line is None or n.lineno <= line <= (n.end_lineno or n.lineno))]
+
+
+def masking_lines(source: str) -> set[int]:
+    """Lines of the file with a masking call (masked_fill, where)."""
+    tree = parse(source)
+    return {n.lineno for n in masking_calls(tree)} if tree is not None else set()
+
+
 def applies_mask(source: str, line: int) -> bool:
     """The statement on `line` applies a mask: a masking call (masked_fill, where), or it reads a registered buffer
     (nanoGPT's self.bias, an additive self.attn_bias) or a name that says mask."""
@@ -68,15 +87,11 @@ def applies_mask(source: str, line: int) -> bool:
     stmt = statement_at(tree, line) if tree is not None else None
     if stmt is None:
         return False
+    if masking_calls(stmt):
+        return True
     held = buffers(tree)
-    for n in ast.walk(stmt):
-        name = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
-        if isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name)) and \
-                (n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id) in MASKING:
-            return True
-        if name is not None and (name in held or "mask" in name.lower()):
-            return True
-    return False
+    names = (n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None for n in ast.walk(stmt))
+    return any(name is not None and (name in held or "mask" in name.lower()) for name in names)
 
 
 def assignments(source: str) -> dict[str, int]:
@@ -151,8 +166,7 @@ def mask_argument(source: str, line: int) -> str | None:
     tree = parse(source)
     if tree is None:
         return None
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno <= line <= (n.end_lineno or n.lineno)
-             and isinstance(n.func, ast.Attribute) and n.func.attr in MASKING and n.args]
+    calls = masking_calls(tree, line)
     names = {c.args[0].id for c in calls if isinstance(c.args[0], ast.Name)}
     return names.pop() if calls and len(names) == 1 and len(calls) == 1 else None
 
@@ -214,7 +228,7 @@ def attribute_defs(scope, name: str) -> dict[int, ast.AST]:
                 found[node.lineno] = node.value
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "register_buffer" \
                 and len(node.args) >= 2 and isinstance(node.args[0], ast.Constant) and node.args[0].value == name:
-            found[node.lineno] = node.args[1]
+            found[node.args[1].lineno] = node.args[1]  # the value's own line, when the call spans several
     return found
 
 
@@ -286,8 +300,7 @@ def mask_value(source: str, line: int, attributes: bool = True) -> tuple[str, in
     tree = parse(source)
     if tree is None:
         return "here", None, False, "none"
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno <= line <= (n.end_lineno or n.lineno)
-             and isinstance(n.func, ast.Attribute) and n.func.attr in MASKING and n.args]
+    calls = masking_calls(tree, line)
     if not calls or len({ast.dump(c.args[0]) for c in calls}) != 1:
         return "here", None, False, "none"
     expr = calls[0].args[0]
@@ -319,7 +332,14 @@ def mask_value(source: str, line: int, attributes: bool = True) -> tuple[str, in
         return "several", None, inverts, slicing
     if local:
         (where,) = local.values()
-        return ("one", next(iter(where)), inverts, slicing) if len(where) == 1 else ("several", None, inverts, slicing)
+        if len(where) != 1:
+            return "several", None, inverts, slicing
+        a = next(iter(where))
+        if attributes and slicing == "none" and (picked := picks_attribute(tree, a)) is not None:
+            built = attribute_built_at(source, a, picked[0])  # `m = self.mask.bool()[:T, :T]`: the buffer is the value
+            if built is not None:
+                return "attribute", built, inverts, picked[1]
+        return "one", a, inverts, slicing
     if attrs and attributes:
         built = attribute_built_at(source, line, next(iter(attrs)))
         return ("attribute", built, inverts, slicing) if built is not None else ("here", None, inverts, slicing)
@@ -339,13 +359,6 @@ def calls_self(source: str, line: int) -> bool:
     tree = parse(source)
     stmt = statement_at(tree, line) if tree is not None else None
     return stmt is not None and any(isinstance(n, ast.Call) and is_self_attribute(n.func) for n in ast.walk(stmt))
-
-
-def masking_lines(source: str) -> set[int]:
-    """Lines of the file with a masking call (masked_fill, where)."""
-    tree = parse(source)
-    return {n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-            and n.func.attr in MASKING} if tree is not None else set()
 
 
 def in_helper(source: str, line: int) -> bool:
@@ -413,3 +426,79 @@ def makes_tensor(source: str, line: int) -> bool:
     return stmt is not None and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                                     and isinstance(n.func.value, ast.Name) and n.func.value.id == "torch"
                                     for n in ast.walk(stmt))
+
+
+PICKING = {"bool", "float", "to", "type_as", "contiguous", "detach", "clone"}
+
+
+def picks_attribute(tree: ast.Module, line: int) -> tuple[str, str] | None:
+    """(name, slicing) when the statement on `line` only takes self.<name> as it is, cast or cut to a prefix
+    (`m = self.mask.bool()[:T, :T]`, `m = self.bias[:T, :T]`): the value is the attribute's. slicing as in mask_value()."""
+    stmt = statement_at(tree, line)
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+        return None
+    v, slicing = stmt.value, "none"
+    while True:
+        if isinstance(v, ast.Subscript) and slicing == "none":
+            dims = v.slice.elts if isinstance(v.slice, ast.Tuple) else [v.slice]
+            prefix = len(dims) >= 2 and all(isinstance(d, ast.Slice) and d.lower is None and d.step is None
+                                            and d.upper is not None for d in dims) and len({ast.dump(d.upper) for d in dims}) == 1
+            slicing, v = "prefix" if prefix else "other", v.value
+        elif isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in PICKING \
+                and not (v.func.attr == "to" and any(not isinstance(a, ast.Attribute) for a in v.args)):
+            v = v.func.value
+        else:
+            break
+    return (v.attr, slicing) if is_self_attribute(v) else None
+
+
+def index_built_at(source: str, line: int) -> dict[str, int]:
+    """{name: line} for the local names the statement on `line` indexes with (`k[:, kv_head]`, `x[idx]`; not the bounds
+    of a slice), each with its last assignment above `line` in the same function."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    func = function_at(tree, line) if tree is not None else None
+    if stmt is None or func is None:
+        return {}
+    found = {}
+    for n in ast.walk(stmt):
+        if isinstance(n, ast.Subscript):
+            for d in n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]:
+                above = [a for a in assigned_lines(func, d.id) if a < line] if isinstance(d, ast.Name) else []
+                if above:
+                    found[d.id] = max(above)
+    return found
+
+
+def calls_file_function(source: str, line: int) -> bool:
+    """The statement on `line` calls a function or a method of the file (`scale = _scale_factor(q, k, v)`,
+    `self._project(x)`): its value is made in that function's body."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    if stmt is None:
+        return False
+    defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return any(isinstance(n, ast.Call) and (is_self_attribute(n.func) or called_name(n) in defined) for n in ast.walk(stmt))
+
+
+def in_called_function(source: str, line: int) -> bool:
+    """The statement on `line` belongs to a function the file calls itself (a helper: `_update(state, s, v)`)."""
+    tree = parse(source)
+    func = function_at(tree, line) if tree is not None else None
+    return func is not None and any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Name) and n.func.id == func.name
+                                    or isinstance(n.func, ast.Attribute) and n.func.attr == func.name) for n in ast.walk(tree))
+
+
+def binary_operands(source: str, line: int) -> tuple[str, list[str]] | None:
+    """(operator, [left, right]) when the statement on `line` combines two local names (`s = s + ext`, `s += ext`)."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.BinOp):
+        op, pair = stmt.value.op, [stmt.value.left, stmt.value.right]
+    elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+        op, pair = stmt.op, [stmt.target, stmt.value]
+    else:
+        return None
+    if not all(isinstance(x, ast.Name) for x in pair):
+        return None
+    return type(op).__name__, [x.id for x in pair]

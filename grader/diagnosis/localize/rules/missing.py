@@ -1,0 +1,62 @@
+"""Rules for a step that is missing or whose result is never used."""
+from __future__ import annotations
+
+from grader.diagnosis.localize.alignment import Alignment
+from grader.diagnosis.localize.compare import PARALLEL
+from grader.diagnosis.localize.explain import MISSING_STEP
+from grader.diagnosis.localize.source import masking_lines, return_after
+from grader.diagnosis.localize.text import label
+from grader.diagnosis.localize.rules.abstain import ABSTAIN
+
+
+def nothing_after(al: Alignment):
+    """Nothing differs after the last matched stage: the step is missing (the return after it, else that line)."""
+    if al.pick is not None:
+        return None
+    through, failing = al.through, al.failing
+    if through is None or any(s.name not in PARALLEL for s in al.later if al.match[s.name] is not None):
+        return ABSTAIN
+    line = al.entries[al.start].line
+    ret = return_after(al.source, line)
+    if ret is not None:
+        return al.at(ret, failing, f"your code matches the reference through the {label(through.name)} (line {line}) "
+                                   f"and returns at line {ret} without the {label(failing.name)} step")
+    return al.at(line, failing, f"your code matches the reference through the {label(through.name)} (line {line}) "
+                                f"and computes nothing from there: the {label(failing.name)} step is missing")
+
+
+def unused_result(al: Alignment):
+    """The picked entry derives from a stage before the last matched one: that match's result is never used."""
+    base, through, earlier = al.how[1], al.through, al.earlier
+    if base is None or through is None or base not in earlier or earlier.index(base) >= earlier.index(through) \
+            or through.name in PARALLEL:
+        return None
+    line = al.entries[al.start].line
+    e = al.pick[1]
+    return al.at(line, al.failing, f"the result of line {line} ({label(through.name)}) is never used: the tensor at line "
+                                   f"{e.line} ({e.op}) is the softmax of the {label(base.name)}")
+
+
+def missing_step(al: Alignment):
+    """The picked entry is the softmax of the last matched stage: the failing step (scaling, masking) is missing
+    between them. A missing scale belongs on the line of that match or on the softmax line: reported only when they
+    are one line (`softmax(q @ k.T)`), else no line. A masking call that runs after the softmax is the misplaced
+    step: its line. Any other missing mask: no line (it belongs on the scores line, the next or the softmax, a
+    matter of taste; or a masking call in a branch that did not run)."""
+    how, base, cause = al.how
+    if al.failing.name not in MISSING_STEP or cause is None or base is None or al.through is None:
+        return None
+    line, e = al.entries[al.start].line, al.pick[1]
+    if al.failing.name != "masked_scores" and line != e.line:
+        return ABSTAIN  # a missing scale belongs on the scores line or on the softmax line: either is as right
+    if al.failing.name == "masked_scores":
+        masks = masking_lines(al.source)
+        later = [x.line for x in al.entries[al.pick[0]:] if x.line in masks and x.line != e.line]
+        if later:
+            return al.at(later[0], al.failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the softmax of "
+                                               f"the {label(base.name)}: the mask is applied at line {later[0]}, after "
+                                               f"it, instead of to the scores before it", cause=cause)
+        return ABSTAIN  # where a missing mask belongs (this line, the next, the softmax) is a matter of taste
+    return al.at(line, al.failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the softmax of the "
+                                   f"{label(base.name)}: the {label(al.failing.name)} step is missing; it belongs on or "
+                                   f"after line {line}", cause=cause)

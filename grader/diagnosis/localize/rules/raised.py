@@ -1,0 +1,32 @@
+"""The rule for a forward that raised before computing the failing stage."""
+from __future__ import annotations
+
+from grader.diagnosis.localize.alignment import Alignment
+from grader.diagnosis.localize.source import built_elsewhere, aliases, in_helper, mask_built_at
+from grader.diagnosis.localize.text import label
+from grader.diagnosis.localize.rules.abstain import ABSTAIN
+from grader.diagnosis.localize.rules.reads import shaped_elsewhere
+
+
+def raised_here(al: Alignment):
+    """The forward raised before any entry of the failing stage's size: the line that raised."""
+    raised, pick = al.raised, al.pick
+    if raised is None or not raised.get("line") or not (pick is None or (not al.same_size and pick[1].line >= raised["line"])):
+        return None
+    elsewhere, built = mask_built_at(al.source, raised["line"])
+    if elsewhere and built is None and al.failing.name == "masked_scores":
+        return ABSTAIN  # raised applying a mask built over several lines: which one is wrong is not known
+    if elsewhere and built is not None:  # a mask that does not broadcast: the line that shapes it
+        return al.at(built, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, applying the "
+                                        f"mask built at line {built}, before computing the {label(al.failing.name)}")
+    if in_helper(al.source, raised["line"]):
+        return ABSTAIN  # raised in a helper on what a caller passed: which call, and which argument, is not known
+    if any(aliases(al.source, a) for a in built_elsewhere(al.source, raised["line"]).values()):
+        return ABSTAIN  # it reads another name for an argument (`src = x`): the name chosen there may be the mistake
+    if (shaped := shaped_elsewhere(al, raised["line"])) is not None:
+        a, e = shaped
+        return al.at(a, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, on the tensor "
+                                    f"of line {a} ({e.op}), shaped {tuple(e.tensor.shape)}: the reference never has a "
+                                    f"tensor of that shape")
+    return al.at(raised["line"], al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']} "
+                                             f"before computing the {label(al.failing.name)}")

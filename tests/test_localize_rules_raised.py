@@ -1,0 +1,37 @@
+"""grader/diagnosis/localize/rules/raised.py: a forward that raised. Each rule on its own, without a sandbox."""
+from __future__ import annotations
+
+import torch
+
+from grader.diagnosis import localize as loc
+from grader.diagnosis.localize import rules, source
+from tests.localize_helpers import SCALE_SOURCE, stage
+
+
+def test_a_raise_on_a_tensor_shaped_elsewhere_or_in_a_helper():
+    g = torch.Generator().manual_seed(2)
+    q, k = torch.randn(3, 5, 4, generator=g, dtype=torch.float64), torch.randn(3, 5, 4, generator=g, dtype=torch.float64)
+    stages = [stage("queries", 10, q), stage("keys", 11, k), stage("scores", 12, q @ k.transpose(-2, -1))]
+    src = "def f(q, k):\n    kt = k.transpose(0, 1)\n    s = q @ kt\n    return s\n"
+    entries = [loc.Traced("transpose", 2, k.transpose(0, 1))]
+    found = rules.raised_here(loc.Alignment(entries, stages, {"type": "RuntimeError", "line": 3}, source=src))
+    assert found.line == 2 and "shaped (5, 3, 4)" in found.evidence, found
+    right = [loc.Traced("transpose", 2, k.transpose(-2, -1))]
+    ref = [loc.Traced("transpose", 30, k.transpose(-2, -1))]  # a shape the reference has: the raising line
+    assert rules.raised_here(loc.Alignment(right, stages, {"type": "RuntimeError", "line": 3}, source=src, reference=ref)).line == 3
+    alias = "def f(q, k, x):\n    src = x\n    s = q @ src\n    return s\n"
+    assert source.aliases(alias, 2) and not source.aliases(alias, 3)
+    assert rules.raised_here(loc.Alignment([], stages, {"type": "RuntimeError", "line": 3}, source=alias)) is rules.ABSTAIN
+    helper = "class A:\n    def split(self, t, n):\n        return t.view(n, -1)\n    def forward(self, x):\n        return self.split(x, 7)\n"
+    assert source.in_helper(helper, 3) and not source.in_helper(helper, 5)
+    assert rules.raised_here(loc.Alignment([], stages, {"type": "RuntimeError", "line": 3}, source=helper)) is rules.ABSTAIN
+
+
+def test_a_masking_call_that_raises_points_at_the_line_shaping_its_mask():
+    from grader.diagnosis.localize import rules
+
+    s = torch.randn(2, 5, dtype=torch.float64)
+    stages = [stage("scores", 30, s), stage("masked_scores", 31, s.masked_fill(torch.ones(2, 5, dtype=torch.bool).triu(1), float("-inf")))]
+    al = loc.Alignment([loc.Traced("div", 6, s)], stages, {"type": "RuntimeError", "line": 10}, source=SCALE_SOURCE)
+    found = rules.raised_here(al)
+    assert found.line == 9 and "raised RuntimeError at line 10" in found.evidence
