@@ -83,6 +83,9 @@ test_matches_reference_float64 47% (22 run calls per grade: each builds the subm
   0.173, 0.175 -> 0.146, 0.157 s per grade; worker CPU 0.139, 0.142 -> 0.095, 0.103 s; calls 33.9 -> 25.4; wall
   1.16, 1.02 -> 0.96, 0.93 s (CPU per grade 0.79x, wall 0.87x). Verdicts: `bench/diagnosis_corpus.py dev --every`
   identical before and after (213/213, 37/37).
+- `grade batch --jobs 2`, the same 8 submissions, old small / new small / new all / old all (2 and 8 submissions),
+  load 7.6-8.7: marginal 2.59 -> 1.38 s per submission (0.53x; 6 submissions apart, so noisy), the 8 submissions
+  64.6 -> 58.3 s (0.90x, start-up included); gradebooks identical but for produced_by's kit digest.
 - left: pytest's per-check machinery; the worker's module build and cast per call (a kept module would carry a
   submission's own state from call to call); the localization (another engineer's). At ~0.25 s of CPU per grade,
   2 jobs on 2 idle cores are still ~0.6 s per 5-exercise submission: 0.3 s is not reachable on this machine
