@@ -76,7 +76,7 @@ class Harness:
     last_call: dict | None = None  # the latest call sent to the submission, for `grade exercise N --repro`
     _origins: dict = field(default_factory=dict)  # id(tensor or weights dict) -> how to draw it again
     dtype_changes: list | None = None  # while diagnosing: outputs of another dtype, cast back and noted here
-    _answered: dict = field(default_factory=dict)  # call_key -> the worker's answer, for this grade (Results)
+    _answered: dict | None = field(default_factory=dict)  # call_key -> the worker's answer in this grade (Results)
 
     @cached_property
     def reference(self):
@@ -188,7 +188,17 @@ class Harness:
 
     def request(self, header: dict, tensors: dict | None = None):
         self._restart_crashed()
-        return self.sandbox.request({"entry": self.exercise.entry, **header}, tensors)
+        try:
+            return self.sandbox.request({"entry": self.exercise.entry, **header}, tensors)
+        except SubmissionError as exc:
+            self._forget_after(exc)
+            raise
+
+    def _forget_after(self, answer) -> None:
+        """Once the submission has called a forbidden API, its worker refuses every later call: nothing answered
+        before may stand in for one of them (Results)."""
+        if isinstance(answer, SubmissionError) and answer.type == "ForbiddenAPI":
+            self._answered = None
 
     def _restart_crashed(self) -> None:
         """A worker that crashed is started again (and the submission loaded) for the next request, max_starts
@@ -210,7 +220,10 @@ class Harness:
         """Several requests in one round trip to the worker (Sandbox.batch): per call, its (header, tensors) or
         the SubmissionError it raised; the list ends at the first error."""
         self._restart_crashed()
-        return self.sandbox.batch([({"entry": self.exercise.entry, **header}, tensors) for header, tensors in calls])
+        answers = self.sandbox.batch([({"entry": self.exercise.entry, **header}, tensors) for header, tensors in calls])
+        for answer in answers:
+            self._forget_after(answer)
+        return answers
 
     def run(self, init: dict | None, args: list, kwargs: dict | None = None, *, params=None, dtype=torch.float64,
             train=False, grad_out=None, device=None, seed=0, n_outputs: int = 1, check_shapes: bool = True):
@@ -353,8 +366,8 @@ class Results:
     def _send(self) -> list:
         """The answers from the first call up to the first error: remembered ones, the others in one request."""
         memo = self.harness._answered
-        keys = [call_key(c) for c in self.calls]
-        todo = [i for i, k in enumerate(keys) if k not in memo]
+        keys = [call_key(c) if memo is not None else None for c in self.calls]
+        todo = [i for i, k in enumerate(keys) if k is None or k not in memo]
         if len(todo) > 1:
             sent = self.harness.batch([(self.calls[i].header, self.calls[i].tensors) for i in todo])
         elif todo and todo[0] == 0:
@@ -366,9 +379,9 @@ class Results:
         for i, key in enumerate(keys):
             if i in fresh:
                 answer = fresh[i]
-                if key is not None and not isinstance(answer, SubmissionError):
+                if key is not None and not isinstance(answer, SubmissionError) and self.harness._answered is not None:
                     memo[key] = _copied(answer)
-            elif key in memo:
+            elif key is not None and key in memo:
                 answer = _copied(memo[key])
             else:
                 break

@@ -341,3 +341,30 @@ def test_a_run_call_already_answered_in_the_grade_is_not_sent_again(zygote, writ
         kit2 = Harness(ex, sb)
         kit2.run(None, [x, x, x], n_outputs=2)
         assert sb.answered == 6
+
+
+def test_after_a_forbidden_call_nothing_remembered_is_answered(zygote, write):
+    """The worker refuses every call after the submission called a forbidden API: a call answered before is sent
+    again, and refused."""
+    from grader.catalog import load_catalog
+    from grader.harness import Harness
+
+    ex = load_catalog().get("2")
+    assert "torch.nn.functional.scaled_dot_product_attention" in ex.forbidden
+    src = ("import torch\nimport torch.nn.functional as F\n\n"
+           "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+           "    if query.shape[-2] == 3:\n"
+           "        return F.scaled_dot_product_attention(query, key, value), query\n"
+           "    w = torch.softmax(query @ key.transpose(-2, -1), -1)\n"
+           "    return w @ value, w\n")
+    with Sandbox(write("sub.py", src), zygote=zygote, forbidden=ex.forbidden) as sb:
+        kit = Harness(ex, sb)
+        kit.load()
+        x, bad = kit.randn(2, 2, 4), kit.randn(2, 3, 4)
+        kit.run(None, [x, x, x], n_outputs=2)
+        with pytest.raises(SubmissionError) as err:
+            kit.run(None, [bad, bad, bad], n_outputs=2)
+        assert err.value.type == "ForbiddenAPI"
+        with pytest.raises(SubmissionError):
+            kit.run(None, [x, x, x], n_outputs=2)
+        assert sb.answered == 4
