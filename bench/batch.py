@@ -64,6 +64,32 @@ sent and received), the commit before (48b9ff7) and after alternating, two round
   cores, five grades of ~0.28 s of CPU are ~0.7 s per submission on an idle machine: 0.3 s needs the CPU per
   grade itself cut by another ~2.3x (fewer calls per check: the shape and float64 checks could share inputs; a
   run that does not rebuild the module per call), not fewer round trips.
+Eighth session (issue 23, item 4). Profiled first, in one process (20 grades of exercises 1-5: the reference and
+three corpus files each, warm fork server; load 7-10, so shares, not seconds). Grader CPU 0.18 s per grade: pytest's
+per-check machinery (fixture set-up, reports, hooks) about a quarter; deep copies of the kept reference module, one
+per ref_run, 14% (more than the reference's own forward); the localization's alignment and rules 10% (its trace
+reply is small); the policy's tree walks 6%; the /proc scan at each worker's kill 4%. Worker CPU 0.12-0.14 s per
+grade, replayed in one process from the frames of those grades: test_output_shapes and
+test_matches_reference_float64 47% (22 run calls per grade: each builds the submission's module, 2.3 ms, casts it,
+1.5 ms, loads the weights and runs it under the forbidden-API watch), then the grader's calls outside pytest
+(load, describe, heat maps, trace) 13%, test_future_tokens_do_not_leak 10%.
+- The two checks sent the same calls but for the inputs' seeds: test_output_shapes now draws
+  test_matches_reference_float64's inputs, and a grade remembers the answers to its run calls (Results, keyed by the
+  request and the tensors' bytes; a copy each time; errors are not remembered), so those calls run once.
+- ref_run resets the process's kept reference module (its state and gradients) instead of deep-copying it; a
+  second thread that finds it in use takes a copy, as before.
+- the kit before (a8ff028, PYTHONPATH at an archive of it: the grader, its fork server and workers all run from the
+  tree given) and after, alternating old/new/new/old in one run, the same 20 grades, load 8.8-11.5: grader CPU
+  0.173, 0.175 -> 0.146, 0.157 s per grade; worker CPU 0.139, 0.142 -> 0.095, 0.103 s; calls 33.9 -> 25.4; wall
+  1.16, 1.02 -> 0.96, 0.93 s (CPU per grade 0.79x, wall 0.87x). Verdicts: `bench/diagnosis_corpus.py dev --every`
+  identical before and after (213/213, 37/37).
+- `grade batch --jobs 2`, the same 8 submissions, old small / new small / new all / old all (2 and 8 submissions),
+  load 7.6-8.7: marginal 2.59 -> 1.38 s per submission (0.53x; 6 submissions apart, so noisy), the 8 submissions
+  64.6 -> 58.3 s (0.90x, start-up included); gradebooks identical but for produced_by's kit digest.
+- left: pytest's per-check machinery; the worker's module build and cast per call (a kept module would carry a
+  submission's own state from call to call); the localization (another engineer's). At ~0.25 s of CPU per grade,
+  2 jobs on 2 idle cores are still ~0.6 s per 5-exercise submission: 0.3 s is not reachable on this machine
+  without halving that again.
 """
 from __future__ import annotations
 

@@ -11,6 +11,11 @@ Seventh session (batched requests), before (48b9ff7) and after, back to back, `-
 after (load 2.6-3.2; an earlier pair of 5 runs: 1.21x and 1.64x, the grade's runs spread 3.3-7.7 s). The noise is
 larger than the change: `grade exercise 4` on the solution, the two trees alternating four times, took 7.04 s of
 CPU (grader and worker) and 5.87 s wall before, 6.65 s and 5.43 s after (medians).
+Eighth session (a grade's repeated run calls answered once, the reference module reset instead of copied): the kit
+before (a8ff028, PYTHONPATH) and after, alternating with `import torch`, 7 runs, load 10-11: import torch took
+11.4-34.4 s, so nothing can be read from it (medians: before 0.95x, after 1.15x; per pair after/before 0.91, 0.88,
+0.63, 0.95, 1.20, 1.16, 1.01). A cold grade is two torch imports (grader, worker) and the grader's other imports
+(pytest ~0.3 of them, click and rich, the policy); the changes above only shorten the suite that follows.
 """
 from __future__ import annotations
 

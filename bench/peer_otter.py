@@ -41,6 +41,10 @@ it) and after, one run each, the same Otter venv: before 2.67x per file (median 
 17.39 s, Otter 142.3 s; load 2.5-3.7); after 2.42x (median 2.68x), 8.35x (kit 17.4 s, Otter 145.6 s; load 3.6-5.3).
 Neither moved: a cold file is two torch imports (grader and worker) and a cohort of 16 files at 2 slots is mostly
 the batch's fixed start-up; batching shortens the grades after the first, of which this cohort has few.
+Eighth session (repeated run calls answered once per grade, the reference module reset instead of copied): the kit
+before (a8ff028) and after, `--files 6`, both runs side by side, stopped after two files each at load 10-15 (a file
+pair took 100 s; the cohort was never reached): per file before 2.01x and 1.97x, after 2.05x and 2.05x. A cold file
+is unchanged by this work (two torch imports, then a suite that is now ~20% cheaper).
 Exit status: 0 when it ran (whatever the ratios); non-zero when a tool could not be set up or graded nothing.
 """
 from __future__ import annotations

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import contextvars
 import copy
+import hashlib
 import importlib.util
 import json
 import math
+import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -16,7 +18,7 @@ from grader.failures import Mismatch, expect
 from grader.numerics import FLOAT64_NATIVE, TOLERANCES, allclose, dtype_name
 from grader.sandbox import Sandbox, SubmissionError, WorkerGone
 
-REFERENCE_MODULES: dict[tuple, torch.nn.Module] = {}  # (reference file, constructor arguments, dtype, seed) -> as built
+REFERENCE_MODULES: dict[tuple, "Built"] = {}  # (reference file, constructor arguments, dtype, seed) -> as built
 PARAMETER_SHAPES: dict[tuple[str, str], list] = {}  # (reference file, constructor arguments) -> its parameters' shapes
 PRECISION_NOTES: contextvars.ContextVar[list | None] = contextvars.ContextVar("precision_notes", default=None)
 
@@ -74,6 +76,7 @@ class Harness:
     last_call: dict | None = None  # the latest call sent to the submission, for `grade exercise N --repro`
     _origins: dict = field(default_factory=dict)  # id(tensor or weights dict) -> how to draw it again
     dtype_changes: list | None = None  # while diagnosing: outputs of another dtype, cast back and noted here
+    _answered: dict | None = field(default_factory=dict)  # call_key -> the worker's answer in this grade (Results)
 
     @cached_property
     def reference(self):
@@ -120,19 +123,37 @@ class Harness:
         return {"names": sorted(obj)} if obj else {}
 
     # -- the reference, in this (trusted) process -----------------------------------------
-    def ref_module(self, init: dict, params: dict, *, dtype=torch.float64, train=False):
+    def _built(self, init: dict, dtype) -> "Built":
         key = (*self.reference_key(init), str(dtype), self.seed)
-        if key not in REFERENCE_MODULES:  # built once per process, copied for each use: a copy costs a sixth
+        if key not in REFERENCE_MODULES:  # built once per process
             torch.default_generator.manual_seed(self.seed)  # CPU only: torch.manual_seed also queues CUDA seeding
-            REFERENCE_MODULES[key] = self.reference(**init).to(dtype)
-        module = copy.deepcopy(REFERENCE_MODULES[key])
+            REFERENCE_MODULES[key] = Built(self.reference(**init).to(dtype))
+        return REFERENCE_MODULES[key]
+
+    def ref_module(self, init: dict, params: dict, *, dtype=torch.float64, train=False):
+        """A reference module of its own, as built, with params loaded."""
+        module = copy.deepcopy(self._built(init, dtype).pristine)
         module.load_state_dict(params, strict=False)
         return module.train(train)
 
     def ref_run(self, init: dict | None, args: list, kwargs: dict | None = None, *, params=None,
                 dtype=torch.float64, grad_out=None):
-        """Reference outputs (and gradients, when grad_out is given), mirroring what the worker does."""
-        fn = self.ref_module(init, params, dtype=dtype) if init is not None else self.reference
+        """Reference outputs (and gradients, when grad_out is given), mirroring what the worker does.
+
+        A module's run uses the process's kept module, its state (and gradients) reset first, instead of a copy of
+        it (a deep copy cost more than the run); a thread that finds it in use takes a copy."""
+        if init is None:
+            return self._ref_call(self.reference, args, kwargs, dtype, grad_out, False)
+        built = self._built(init, dtype)
+        if not built.lock.acquire(blocking=False):
+            return self._ref_call(self.ref_module(init, params, dtype=dtype), args, kwargs, dtype, grad_out, True)
+        try:
+            return self._ref_call(built.reset(params), args, kwargs, dtype, grad_out, True)
+        finally:
+            built.lock.release()
+
+    @staticmethod
+    def _ref_call(fn, args, kwargs, dtype, grad_out, module: bool):
         args = [a.to(dtype).requires_grad_(grad_out is not None) if a.is_floating_point() else a for a in args]
         kwargs = kwargs or {}
         with torch.set_grad_enabled(grad_out is not None):
@@ -142,7 +163,7 @@ class Harness:
         if grad_out is not None:
             sum((o * g.to(dtype)).sum() for o, g in zip(outs, grad_out)).backward()  # VJP, as the worker does
             grads = {f"arg{i}": a.grad for i, a in enumerate(args) if a.is_floating_point()}
-            if init is not None:
+            if module:
                 grads.update({f"param.{n}": p.grad for n, p in fn.named_parameters()})
         return [o.detach() for o in outs], grads
 
@@ -167,7 +188,17 @@ class Harness:
 
     def request(self, header: dict, tensors: dict | None = None):
         self._restart_crashed()
-        return self.sandbox.request({"entry": self.exercise.entry, **header}, tensors)
+        try:
+            return self.sandbox.request({"entry": self.exercise.entry, **header}, tensors)
+        except SubmissionError as exc:
+            self._forget_after(exc)
+            raise
+
+    def _forget_after(self, answer) -> None:
+        """Once the submission has called a forbidden API, its worker refuses every later call: nothing answered
+        before may stand in for one of them (Results)."""
+        if isinstance(answer, SubmissionError) and answer.type == "ForbiddenAPI":
+            self._answered = None
 
     def _restart_crashed(self) -> None:
         """A worker that crashed is started again (and the submission loaded) for the next request, max_starts
@@ -189,7 +220,10 @@ class Harness:
         """Several requests in one round trip to the worker (Sandbox.batch): per call, its (header, tensors) or
         the SubmissionError it raised; the list ends at the first error."""
         self._restart_crashed()
-        return self.sandbox.batch([({"entry": self.exercise.entry, **header}, tensors) for header, tensors in calls])
+        answers = self.sandbox.batch([({"entry": self.exercise.entry, **header}, tensors) for header, tensors in calls])
+        for answer in answers:
+            self._forget_after(answer)
+        return answers
 
     def run(self, init: dict | None, args: list, kwargs: dict | None = None, *, params=None, dtype=torch.float64,
             train=False, grad_out=None, device=None, seed=0, n_outputs: int = 1, check_shapes: bool = True):
@@ -269,6 +303,24 @@ class Harness:
         return outs, grads
 
 
+class Built:
+    """A reference module built once per process (REFERENCE_MODULES): pristine, never run, is copied for
+    ref_module(); module is the one ref_run() runs, reset to the pristine state before each run."""
+
+    def __init__(self, module: torch.nn.Module):
+        self.pristine = module
+        self.module = copy.deepcopy(module)
+        self.state = {k: v.clone() for k, v in module.state_dict().items()}
+        self.lock = threading.Lock()
+
+    def reset(self, params: dict) -> torch.nn.Module:
+        module = self.module
+        module.load_state_dict({**self.state, **(params or {})}, strict=False)
+        for p in module.parameters():
+            p.grad = None  # the last run's gradients stay with whoever got them
+        return module.train(False)
+
+
 @dataclass
 class Call:
     """One call of the submission prepared by Harness.call: the request, and what checking its reply needs."""
@@ -285,7 +337,9 @@ class Call:
 
 class Results:
     """Harness.runs(calls): each call's result in order, from one request sent on the first next(). A call after
-    one that raised was not run by the worker (it stops there): should the check go on to it, it is sent alone."""
+    one that raised was not run by the worker (it stops there): should the check go on to it, it is sent alone.
+    A run call the submission already answered in this grade (the same request, the same tensor values) is not
+    sent again: the worker builds a new module for each call, so the answer would be the same."""
 
     def __init__(self, harness: Harness, calls: list[Call]):
         self.harness, self.calls, self.answers, self.next = harness, list(calls), None, 0
@@ -299,15 +353,59 @@ class Results:
         call, index = self.calls[self.next], self.next
         self.next += 1
         self.harness.last_call = call.recipe
-        if self.answers is None and len(self.calls) > 1:
-            self.answers = self.harness.batch([(c.header, c.tensors) for c in self.calls])
-        if self.answers is not None and index < len(self.answers):
+        if self.answers is None:
+            self.answers = self._send()
+        if index < len(self.answers):
             answer = self.answers[index]
             if isinstance(answer, SubmissionError):
                 raise answer
         else:
             answer = self.harness.request(call.header, call.tensors)
         return self.harness.outputs(call, *answer)
+
+    def _send(self) -> list:
+        """The answers from the first call up to the first error: remembered ones, the others in one request."""
+        memo = self.harness._answered
+        keys = [call_key(c) if memo is not None else None for c in self.calls]
+        todo = [i for i, k in enumerate(keys) if k is None or k not in memo]
+        if len(todo) > 1:
+            sent = self.harness.batch([(self.calls[i].header, self.calls[i].tensors) for i in todo])
+        elif todo and todo[0] == 0:
+            sent = [self.harness.request(self.calls[0].header, self.calls[0].tensors)]
+        else:  # one call after remembered ones: sent when its turn comes (a remembered error would end it first)
+            sent = []
+        fresh = dict(zip(todo, sent))
+        answers = []
+        for i, key in enumerate(keys):
+            if i in fresh:
+                answer = fresh[i]
+                if key is not None and not isinstance(answer, SubmissionError) and self.harness._answered is not None:
+                    memo[key] = _copied(answer)
+            elif key is not None and key in memo:
+                answer = _copied(memo[key])
+            else:
+                break
+            answers.append(answer)
+            if isinstance(answer, SubmissionError):
+                break
+        return answers
+
+
+def _copied(answer: tuple[dict, dict]) -> tuple[dict, dict]:
+    reply, out = answer
+    return copy.deepcopy(reply), {k: v.clone() for k, v in out.items()}
+
+
+def call_key(call: Call) -> tuple | None:
+    """What a run call's answer depends on: its request and the values of its tensors (None: not remembered)."""
+    if call.header.get("op") != "run":
+        return None
+    values = []
+    for name, t in sorted(call.tensors.items()):
+        t = t.detach().cpu().contiguous().reshape(-1)
+        values.append((name, str(t.dtype), tuple(call.tensors[name].shape),
+                       hashlib.blake2b(t.view(torch.uint8).numpy().tobytes(), digest_size=16).digest()))
+    return json.dumps(call.header, sort_keys=True, default=repr), tuple(values)
 
 
 __all__ = ["Call", "Harness", "Results", "Mismatch", "SubmissionError", "WorkerGone", "compare", "expect", "load_reference", "unravel"]

@@ -308,3 +308,63 @@ def test_runs_gives_each_result_in_turn_as_run_would(zygote, write):
         assert sb.answered == 4 and out.shape == (2, 5, 4)
         with pytest.raises(StopIteration):
             next(results)
+
+
+def test_a_run_call_already_answered_in_the_grade_is_not_sent_again(zygote, write):
+    """The same call (request and tensor values) is answered from the grade's memory, a copy each time; a call that
+    differs in one value, or that raised, goes to the worker; a new Harness (the next grade) remembers nothing."""
+    from grader.catalog import load_catalog
+    from grader.harness import Harness
+
+    ex = load_catalog().get("2")
+    src = ("import torch\n\n"
+           "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+           "    if query.shape[-2] == 3:\n"
+           "        raise ValueError('three')\n"
+           "    w = torch.softmax(query @ key.transpose(-2, -1), -1)\n"
+           "    return w @ value, w\n")
+    with Sandbox(write("sub.py", src), zygote=zygote) as sb:
+        kit = Harness(ex, sb)
+        kit.load()
+        x, y, bad = kit.randn(2, 2, 4), kit.randn(2, 2, 4, salt=1), kit.randn(2, 3, 4)
+        (first, _), _ = next(kit.runs([kit.call(None, [x, x, x], n_outputs=2)]))
+        assert sb.answered == 2
+        kept = first.clone()
+        first.add_(1.0)  # a check that changes what it got does not change what is remembered
+        again = list(kit.runs([kit.call(None, [x.clone(), x, x], n_outputs=2), kit.call(None, [y, y, y], n_outputs=2)]))
+        assert sb.answered == 3  # only y's call was sent
+        assert torch.equal(again[0][0][0], kept)
+        for _ in range(2):
+            with pytest.raises(SubmissionError):
+                kit.run(None, [bad, bad, bad], n_outputs=2)
+        assert sb.answered == 5
+        kit2 = Harness(ex, sb)
+        kit2.run(None, [x, x, x], n_outputs=2)
+        assert sb.answered == 6
+
+
+def test_after_a_forbidden_call_nothing_remembered_is_answered(zygote, write):
+    """The worker refuses every call after the submission called a forbidden API: a call answered before is sent
+    again, and refused."""
+    from grader.catalog import load_catalog
+    from grader.harness import Harness
+
+    ex = load_catalog().get("2")
+    assert "torch.nn.functional.scaled_dot_product_attention" in ex.forbidden
+    src = ("import torch\nimport torch.nn.functional as F\n\n"
+           "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+           "    if query.shape[-2] == 3:\n"
+           "        return F.scaled_dot_product_attention(query, key, value), query\n"
+           "    w = torch.softmax(query @ key.transpose(-2, -1), -1)\n"
+           "    return w @ value, w\n")
+    with Sandbox(write("sub.py", src), zygote=zygote, forbidden=ex.forbidden) as sb:
+        kit = Harness(ex, sb)
+        kit.load()
+        x, bad = kit.randn(2, 2, 4), kit.randn(2, 3, 4)
+        kit.run(None, [x, x, x], n_outputs=2)
+        with pytest.raises(SubmissionError) as err:
+            kit.run(None, [bad, bad, bad], n_outputs=2)
+        assert err.value.type == "ForbiddenAPI"
+        with pytest.raises(SubmissionError):
+            kit.run(None, [x, x, x], n_outputs=2)
+        assert sb.answered == 4
