@@ -1,8 +1,8 @@
 """The corpora nobody tuned on (every part of tests/corpus_parts.py but dev): measured and printed, per part.
 
 Held-out files (NN/heldout/, NN/fresh/ … NN/fresh4/) were written by someone who had not read the diagnoser
-(tests/corpus/HELDOUT.md, FRESH.md … FRESH4.md); real-world files (NN/realworld/ … NN/realworld3/) are published
-implementations adapted only where the contract forces it (tests/corpus/REALWORLD.md … REALWORLD3.md). Their labels are the
+(tests/corpus/HELDOUT.md, FRESH.md … FRESH5.md); real-world files (NN/realworld/ … NN/realworld4/) are published
+implementations adapted only where the contract forces it (tests/corpus/REALWORLD.md … REALWORLD4.md). Their labels are the
 authors' reading of the code, so top-1 accuracy is reported (the terminal summary, tests/conftest.py), not
 required; what is required: every buggy file fails (the suites see the bug) with a diagnosis.
 

@@ -1,0 +1,33 @@
+# expect: gqa_kv_heads_wrong
+# bug-lines: 27, 28
+import math
+
+import torch
+import torch.nn as nn
+
+
+class GroupedQueryAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, num_heads, num_kv_groups, qkv_bias=False):
+        super().__init__()
+        if d_out % num_heads != 0 or num_heads % num_kv_groups != 0:
+            raise ValueError("incompatible head configuration")
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.num_kv_groups = num_kv_groups
+        self.head_dim = d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, num_kv_groups * self.head_dim, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, num_kv_groups * self.head_dim, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1).bool())
+
+    def forward(self, x):
+        B, T, _ = x.shape
+        q = self.W_query(x).unflatten(-1, (self.num_heads, self.head_dim)).transpose(1, 2)
+        k = self.W_key(x).unflatten(-1, (self.num_heads, -1)).transpose(1, 2)
+        v = self.W_value(x).unflatten(-1, (self.num_heads, -1)).transpose(1, 2)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
+        scores = scores.masked_fill(self.mask[:T, :T], float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        out = (weights @ v).transpose(1, 2).reshape(B, T, self.d_out)
+        return self.out_proj(out)
