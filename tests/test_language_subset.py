@@ -108,10 +108,12 @@ def test_honest_code_passes(source):
 
 # refused by the policy since before the subset (exit() is a denied name); its label is the runtime outcome
 REFUSED_BEFORE = {"leftover_exit.py"}
-# honest published code the allowlist refuses (realworld3, graded once; both files are buggy anyway): measured
-# false refusals, kept here so that a policy change that lets them through, or refuses them otherwise, is seen
-# (none since torch.functional became a module of the table and self.eval() on a proven nn.Module passes)
-HONEST_REFUSED: dict[str, str] = {}
+# honest code the allowlist refuses: measured false refusals (file under tests/corpus -> what the refusal says),
+# kept here so that a policy change that lets them through, or refuses them otherwise, is seen. realworld3's two
+# (torch.functional as a module, self.eval()) pass since the eighth session; the eighth session's blind sets, graded
+# once, brought two more: setattr(self, name, layer) in a loop, and a device helper asking torch.cuda.is_available()
+HONEST_REFUSED: dict[str, str] = {"01/fresh5/h03.py": "setattr() is not allowed",
+                                  "04/realworld4/bitkira_cs336_mha.py": "torch.cuda.is_available"}
 
 
 def _labelled_files():
@@ -137,8 +139,9 @@ def test_no_corpus_file_is_refused_unless_its_label_says_so():
         if label in ("unsafe_code", "forbidden_api", "syntax_error") or path.name in REFUSED_BEFORE:
             assert found, f"{path} is labelled {label} and passed the policy"
             continue
-        if path.name in HONEST_REFUSED:
-            assert found and HONEST_REFUSED[path.name] in found[0].message, (path, found)
+        known = HONEST_REFUSED.get(path.relative_to(CORPUS).as_posix() if path.is_relative_to(CORPUS) else "")
+        if known:
+            assert found and known in found[0].message, (path, found)
             continue
         counted += 1
         if found:

@@ -24,7 +24,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from grader.sandbox import isolation
-from grader.sandbox.emulated import DEVICE, EmulatedDevice, to_device
+from grader.sandbox.emulated import DEVICE, EmulatedDevice, OnDevice, to_device
 from grader.sandbox.limits import Limits
 from grader.sandbox.protocol import BATCHED, READY, STACK_SIGNAL, decode, encode, read_frame, safetensors_bytes
 from grader.sandbox.trace import Tracer
@@ -178,6 +178,20 @@ class Largest(TorchDispatchMode):
         return out
 
 
+PLAIN_TENSORS = (torch.Tensor, torch.nn.Parameter, OnDevice)  # OnDevice: the emulated device's own, not a submission's
+
+
+def plain_outputs(result) -> list[torch.Tensor]:
+    """A call's outputs: one tensor, or a plain tuple or list of tensors, checked by exact type inside the call's
+    guards. A subclass of list, tuple or Tensor could run the submission's own code later (an __iter__, a
+    property, an overridden detach), after the forbidden-API watch and the device and memory probes had ended."""
+    outs = list(result) if type(result) in (tuple, list) else [result]
+    if not all(type(o) in PLAIN_TENSORS for o in outs):
+        kinds = ", ".join(type(o).__name__ for o in outs) if type(result) in (tuple, list) else type(result).__name__
+        raise TypeError(f"expected tensor output(s): a tensor, or a plain tuple or list of tensors; got {kinds}")
+    return outs
+
+
 class Worker:
     def __init__(self, path: str):
         self.path = os.path.abspath(path)
@@ -319,11 +333,7 @@ class Worker:
         tile = tuple(tile) if tile and len(tile) == 2 and all(isinstance(n, int) for n in tile) else None
         largest = Largest(tile) if req.get("largest") else contextlib.nullcontext()
         with torch.set_grad_enabled(bool(req.get("grad"))), check, watch, largest:
-            result = fn(*args, **kwargs)
-        outs = list(result) if isinstance(result, (tuple, list)) else [result]
-        if not all(isinstance(o, torch.Tensor) for o in outs):
-            kinds = ", ".join(type(o).__name__ for o in outs)
-            raise TypeError(f"expected tensor output(s), got {kinds}")
+            outs = plain_outputs(fn(*args, **kwargs))
         header = {"ok": True, "outputs": [{"shape": list(o.shape), "dtype": str(o.dtype).removeprefix("torch.")} for o in outs]}
         if isinstance(largest, Largest):
             header["largest"] = {"numel": largest.numel, "shape": largest.shape, "strip": largest.strip}
