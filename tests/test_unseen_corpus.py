@@ -6,9 +6,9 @@ implementations adapted only where the contract forces it (tests/corpus/REALWORL
 authors' reading of the code, so top-1 accuracy is reported (the terminal summary, tests/conftest.py), not
 required; what is required: every buggy file fails (the suites see the bug) with a diagnosis.
 
-They grade about 560 more files, a minute or two of both cores, so the default `python -m pytest` (which must
+They grade about 660 more files, a few minutes of both cores, so the default `python -m pytest` (which must
 stay within 3 minutes on two cores) leaves them to `.ci/run`, which sets ATTENTION_KIT_UNSEEN_CORPUS=1.
-`python bench/diagnosis_corpus.py heldout realworld fresh fresh2 realworld2 fresh3 fresh4 realworld3` prints
+`python bench/diagnosis_corpus.py heldout realworld fresh fresh2 realworld2 fresh3 fresh4 realworld3 fresh5 realworld4` prints
 the same numbers.
 """
 import os
