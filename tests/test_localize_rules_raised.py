@@ -52,3 +52,17 @@ def test_a_raise_past_a_later_stage_abstains():
     early = src.replace("wei.masked_fill(self.tril == 0, 0.0)", "k.masked_fill(self.tril == 0, 0.0)")
     found = rules.raised_here(loc.Alignment(entries, stages, {"type": "RuntimeError", "line": 5}, source=early))
     assert found is not rules.ABSTAIN and found.line == 5, found
+
+
+def test_a_raise_in_a_helper_its_one_caller_passes_unshaped_values_is_its_own_line():
+    stages = [stage("queries", 10, torch.zeros(2, 3)), stage("scores", 12, torch.zeros(2, 2))]
+    helper = ("def attend(q, k):\n    s = torch.bmm(q, k.transpose(1, 2))\n    return s\n"
+              "class A:\n    def forward(self, x):\n        return attend(self.W_query(x), self.W_key(x))\n")
+    assert source.passed_unshaped(helper, 2)
+    found = rules.raised_here(loc.Alignment([], stages, {"type": "IndexError", "line": 2}, source=helper))
+    assert found is not rules.ABSTAIN and found.line == 2, found
+    shaped = helper.replace("attend(self.W_query(x), self.W_key(x))", "attend(self.W_query(x).view(2, 3), x)")
+    assert not source.passed_unshaped(shaped, 2)
+    assert rules.raised_here(loc.Alignment([], stages, {"type": "IndexError", "line": 2}, source=shaped)) is rules.ABSTAIN
+    twice = helper.replace("return attend(", "attend(x, x)\n        return attend(")
+    assert not source.passed_unshaped(twice, 2)  # two callers: which one passed what does not fit is not known

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from grader.diagnosis.localize.alignment import Alignment
 from grader.diagnosis.localize.compare import PARALLEL
-from grader.diagnosis.localize.source import assigned_before, built_elsewhere, aliases, in_helper, mask_built_at
+from grader.diagnosis.localize.source import (assigned_before, built_elsewhere, aliases, in_helper, mask_built_at,
+                                             passed_unshaped)
 from grader.diagnosis.localize.text import label
 from grader.diagnosis.localize.rules.abstain import ABSTAIN
 from grader.diagnosis.localize.rules.reads import shaped_elsewhere
@@ -20,7 +21,7 @@ def raised_here(al: Alignment):
     if elsewhere and built is not None:  # a mask that does not broadcast: the line that shapes it
         return al.at(built, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, applying the "
                                         f"mask built at line {built}, before computing the {label(al.failing.name)}")
-    if in_helper(al.source, raised["line"]):
+    if in_helper(al.source, raised["line"]) and not passed_unshaped(al.source, raised["line"]):
         return ABSTAIN  # raised in a helper on what a caller passed: which call, and which argument, is not known
     if any(aliases(al.source, a) for a in built_elsewhere(al.source, raised["line"]).values()):
         return ABSTAIN  # it reads another name for an argument (`src = x`): the name chosen there may be the mistake
