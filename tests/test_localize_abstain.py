@@ -85,5 +85,7 @@ def test_an_exception_raised_only_for_some_inputs_points_at_the_line_that_raised
     assert found is not None and found.line == 3 and "IndexError" not in found.evidence  # its message is not ours to show
     assert raising_line(verdict(3, "wrong_output"), src, RAISED_CODES) is None  # another mistake named: not its line
     assert raising_line(verdict(None), src, RAISED_CODES) is None
-    helper = "def g(t):\n    return t.transpose(1, 2)\ndef f(q):\n    return g(q)\n"
+    helper = "def g(t):\n    return t.transpose(1, 2)\ndef f(q):\n    return g(q.flatten(1))\n"
     assert raising_line(verdict(2), helper, RAISED_CODES) is None  # in a helper: the helper or the call
+    unshaped = helper.replace("g(q.flatten(1))", "g(q)")  # its one caller passes its input as it comes: the helper's line
+    assert raising_line(verdict(2), unshaped, RAISED_CODES).line == 2

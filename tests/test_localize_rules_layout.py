@@ -74,3 +74,27 @@ def test_a_layout_picked_by_an_index_made_from_constants_is_not_located():
     assert source.index_built_at(src, 4) == {"i": 3} and source.index_built_at("def g(x, a, b):\n    return x[:, a:b]\n", 2) == {}
     entries = [loc.Traced("matmul", 2, k), loc.Traced("__getitem__", 4, k[:, torch.tensor([0, 1, 0, 1])])]
     assert rules.scrambled_layout(loc.Alignment(entries, stages, source=src)) is rules.ABSTAIN
+
+
+def test_heads_merged_otherwise_on_one_line_or_abstain_over_several():
+    g = torch.Generator().manual_seed(12)
+    ctx = torch.randn(2, 3, 5, 4, generator=g, dtype=torch.float64)  # (B, heads, T, head_dim)
+    merged = ctx.transpose(1, 2).reshape(2, 5, 12)
+    w = torch.randn(12, 12, generator=g, dtype=torch.float64)
+    stages = [stage("context", 10, ctx), stage("merged", 11, merged), stage("output", 12, merged @ w)]
+    wrong = ctx.permute(0, 2, 3, 1)
+    one = ("def f(self, a, v, B, T, C):\n    y = a @ v\n    y = y.permute(0, 2, 3, 1).reshape(B, T, C)\n"
+           "    return self.proj(y)\n")
+    entries = [loc.Traced("matmul", 2, ctx), loc.Traced("permute", 3, wrong), loc.Traced("reshape", 3, wrong.reshape(2, 5, 12)),
+               loc.Traced("linear", 4, wrong.reshape(2, 5, 12) @ w)]
+    al = loc.Alignment(entries, stages, source=one)
+    assert al.failing.name == "merged" and al.failing.strict
+    found = rules.merged_otherwise(al)
+    assert found.line == 3 and found.cause == "heads_merge_wrong", found
+    two = ("def f(self, a, v, B, T, C):\n    y = a @ v\n    y = y.permute(0, 2, 3, 1)\n    y = y.reshape(B, T, C)\n"
+           "    return self.proj(y)\n")
+    entries = [loc.Traced("matmul", 2, ctx), loc.Traced("permute", 3, wrong), loc.Traced("reshape", 4, wrong.reshape(2, 5, 12)),
+               loc.Traced("linear", 5, wrong.reshape(2, 5, 12) @ w)]
+    assert rules.merged_otherwise(loc.Alignment(entries, stages, source=two)) is rules.ABSTAIN
+    right = [loc.Traced("matmul", 2, ctx), loc.Traced("reshape", 3, merged), loc.Traced("linear", 4, merged @ w * 2)]
+    assert rules.merged_otherwise(loc.Alignment(right, stages, source=one)) is None  # merged right: not this rule's case

@@ -35,3 +35,34 @@ def test_a_masking_call_that_raises_points_at_the_line_shaping_its_mask():
     al = loc.Alignment([loc.Traced("div", 6, s)], stages, {"type": "RuntimeError", "line": 10}, source=SCALE_SOURCE)
     found = rules.raised_here(al)
     assert found.line == 9 and "raised RuntimeError at line 10" in found.evidence
+
+
+def test_a_raise_past_a_later_stage_abstains():
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(3, 5, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    s = q @ k.transpose(-2, -1)
+    stages = [stage("queries", 10, q), stage("keys", 11, k), stage("values", 12, v), stage("scores", 13, s),
+              stage("scaled_scores", 14, s / 2)]
+    src = ("def f(self, x):\n    q = self.q(x)\n    k = self.k(x)\n    wei = q @ k.transpose(-2, -1)\n"
+           "    wei = wei.masked_fill(self.tril == 0, 0.0)\n    v = self.v(x)\n    return wei @ v\n")
+    entries = [loc.Traced("linear", 2, q), loc.Traced("linear", 3, k), loc.Traced("matmul", 4, s)]
+    al = loc.Alignment(entries, stages, {"type": "RuntimeError", "line": 5}, source=src)
+    assert al.failing.name == "values" and rules.raised_here(al) is rules.ABSTAIN
+    # the same raise reading only tensors of earlier stages is the line that raised
+    early = src.replace("wei.masked_fill(self.tril == 0, 0.0)", "k.masked_fill(self.tril == 0, 0.0)")
+    found = rules.raised_here(loc.Alignment(entries, stages, {"type": "RuntimeError", "line": 5}, source=early))
+    assert found is not rules.ABSTAIN and found.line == 5, found
+
+
+def test_a_raise_in_a_helper_its_one_caller_passes_unshaped_values_is_its_own_line():
+    stages = [stage("queries", 10, torch.zeros(2, 3)), stage("scores", 12, torch.zeros(2, 2))]
+    helper = ("def attend(q, k):\n    s = torch.bmm(q, k.transpose(1, 2))\n    return s\n"
+              "class A:\n    def forward(self, x):\n        return attend(self.W_query(x), self.W_key(x))\n")
+    assert source.passed_unshaped(helper, 2)
+    found = rules.raised_here(loc.Alignment([], stages, {"type": "IndexError", "line": 2}, source=helper))
+    assert found is not rules.ABSTAIN and found.line == 2, found
+    shaped = helper.replace("attend(self.W_query(x), self.W_key(x))", "attend(self.W_query(x).view(2, 3), x)")
+    assert not source.passed_unshaped(shaped, 2)
+    assert rules.raised_here(loc.Alignment([], stages, {"type": "IndexError", "line": 2}, source=shaped)) is rules.ABSTAIN
+    twice = helper.replace("return attend(", "attend(x, x)\n        return attend(")
+    assert not source.passed_unshaped(twice, 2)  # two callers: which one passed what does not fit is not known

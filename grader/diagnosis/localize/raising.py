@@ -3,13 +3,13 @@ does not raise, so the alignment finds nothing; the line that raised is the one 
 from __future__ import annotations
 
 from grader.diagnosis.localize.model import Localization
-from grader.diagnosis.localize.source import aliases, built_elsewhere, in_called_function, parse, statement_at
+from grader.diagnosis.localize.source import aliases, built_elsewhere, in_called_function, parse, passed_unshaped, statement_at
 
 
 def raising_line(verdict, source: str, codes: tuple[str, ...]) -> Localization | None:
     """The submission's own line that raised, for a verdict named runtime_error, when the failures that raised (codes)
     agree on one line and that line reads no other name for an argument (`src = x`) and is not in a helper (which
-    works on what a caller passed): else None."""
+    works on what a caller passed) unless its one caller passes its arguments unshaped (passed_unshaped): else None."""
     if not verdict.diagnoses or verdict.diagnoses[0].id != "runtime_error":
         return None
     raised = [t for t in verdict.failures() if t.code in codes and t.line is not None]
@@ -18,7 +18,8 @@ def raising_line(verdict, source: str, codes: tuple[str, ...]) -> Localization |
         return None
     (line,) = lines
     tree = parse(source)
-    if tree is None or statement_at(tree, line) is None or in_called_function(source, line) \
+    if tree is None or statement_at(tree, line) is None \
+            or in_called_function(source, line) and not passed_unshaped(source, line) \
             or any(aliases(source, a) for a in built_elsewhere(source, line).values()):
         return None
     return Localization(line, "output", None, f"it raised at line {line} (in {raised[0].name}), on inputs other than "

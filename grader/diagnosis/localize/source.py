@@ -502,3 +502,27 @@ def binary_operands(source: str, line: int) -> tuple[str, list[str]] | None:
     if not all(isinstance(x, ast.Name) for x in pair):
         return None
     return type(op).__name__, [x.id for x in pair]
+
+
+def passed_unshaped(source: str, line: int) -> bool:
+    """The function holding `line` is called once in the file, with arguments its caller takes as they come: its own
+    parameters, or a layer of self applied to them (`helper(self.W_query(x), self.W_key(x))`). What the function
+    works on is then not shaped by the caller: a line of it that raises is its own."""
+    tree = parse(source)
+    func = function_at(tree, line) if tree is not None else None
+    if func is None:
+        return False
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and (isinstance(n.func, ast.Name) and n.func.id == func.name
+             or isinstance(n.func, ast.Attribute) and n.func.attr == func.name)]
+    if len(calls) != 1 or calls[0].keywords or not calls[0].args:
+        return False
+    caller = function_at(tree, calls[0].lineno)
+    if caller is None or caller is func:
+        return False
+    params = {a.arg for a in ast.walk(caller.args) if isinstance(a, ast.arg)} - {"self"}
+
+    def taken(a) -> bool:
+        return isinstance(a, ast.Name) and a.id in params
+
+    return all(taken(a) or isinstance(a, ast.Call) and is_self_attribute(a.func) and not a.keywords and a.args
+               and all(taken(b) for b in a.args) for a in calls[0].args)

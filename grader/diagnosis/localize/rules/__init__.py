@@ -20,7 +20,7 @@ from grader.diagnosis.localize.rules.ambiguous import out_of_order, several_mask
 from grader.diagnosis.localize.rules.difference import first_difference, other_shape
 from grader.diagnosis.localize.rules.dropout import dropout_misplaced, training_pass
 from grader.diagnosis.localize.rules.kinds import ADDS, CASTS, MOVES, NOT_THE_MASK, PATTERN, PRODUCTS, REARRANGE
-from grader.diagnosis.localize.rules.layout import (computed_twice, input_laid_out_otherwise, roles_swapped, scrambled_layout,
+from grader.diagnosis.localize.rules.layout import (computed_twice, input_laid_out_otherwise, merged_otherwise, roles_swapped, scrambled_layout,
                                                     swapped_roles)
 from grader.diagnosis.localize.rules.loop import first_divergence
 from grader.diagnosis.localize.rules.missing import missing_step, nothing_after, unused_result
@@ -33,7 +33,7 @@ from grader.diagnosis.localize.rules.values import (added_operand, built_before,
 
 __all__ = ["ABSTAIN", "ADDS", "Abstain", "CASTS", "MOVES", "NOT_THE_MASK", "PATTERN", "PRODUCTS", "REARRANGE", "added_operand", "built_before", "computed_twice",
            "dropout_misplaced", "dropped_from", "first_difference", "first_divergence", "frequencies_only", "half_precision",
-           "input_laid_out_otherwise", "line_result", "lost_precision", "missing_step", "moved_before", "nothing_after",
+           "input_laid_out_otherwise", "line_result", "lost_precision", "merged_otherwise", "missing_step", "moved_before", "nothing_after",
            "other_roles", "other_shape", "out_of_order", "products", "raised_here", "rearranged_input", "roles_swapped",
            "scaled_earlier", "scaled_reference", "scrambled_layout", "several_masks", "shaped_elsewhere", "swapped_roles",
            "training_pass", "unexplained_elsewhere", "untraced_angles", "untraced_reads", "unused_result", "value_built_before"]

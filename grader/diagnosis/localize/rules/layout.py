@@ -8,7 +8,7 @@ from grader.diagnosis.localize.model import Localization
 from grader.diagnosis.localize.source import index_built_at, makes_tensor, reads_size
 from grader.diagnosis.localize.text import label
 from grader.diagnosis.localize.rules.abstain import ABSTAIN, Abstain
-from grader.diagnosis.localize.rules.kinds import MOVES
+from grader.diagnosis.localize.rules.kinds import MOVES, REARRANGE
 from grader.diagnosis.localize.rules.reads import moved_before, rearranged_input, untraced_reads
 from grader.diagnosis.localize.rules.tensors import other_roles
 
@@ -80,3 +80,23 @@ def swapped_roles(al: Alignment, line: int) -> Localization | None:
 
 def roles_swapped(al: Alignment):
     return swapped_roles(al, al.pick[1].line)
+
+
+def merged_otherwise(al: Alignment):
+    """A layout-only stage (the merged heads) not reproduced, while one line after the last match only rearranges
+    that match's values into the stage's shape (`y.permute(0, 2, 3, 1).reshape(B, T, C)`): that line lays them out
+    otherwise. A layout built over several lines abstains (which move is wrong is not known)."""
+    f = al.failing
+    if not f.strict or al.through is None or al.pick is None:
+        return None
+    made = [(i, e) for i, e in enumerate(al.entries) if i > al.start and e.op in REARRANGE
+            and tuple(e.tensor.shape) == tuple(f.tensor.shape) and matches(e.tensor, al.through)]
+    lines = {e.line for _, e in made}
+    if len(lines) != 1 or made[-1][0] > al.pick[0]:
+        return None
+    i, e = made[-1]
+    if any(x.op not in MOVES for x in al.entries if x.line == e.line) or moved_before(al, e):
+        return ABSTAIN if moved_before(al, e) else None
+    return al.at(e.line, f, f"the tensor at line {e.line} ({e.op}) holds the values of the {label(al.through.name)} laid "
+                            f"out otherwise than the {label(f.name)} (a wrong transpose, permute, view or reshape)",
+                 cause=REARRANGED.get(f.name))

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from grader.diagnosis.localize.alignment import Alignment
-from grader.diagnosis.localize.source import built_elsewhere, aliases, in_helper, mask_built_at
+from grader.diagnosis.localize.compare import PARALLEL
+from grader.diagnosis.localize.source import (assigned_before, built_elsewhere, aliases, in_helper, mask_built_at,
+                                             passed_unshaped)
 from grader.diagnosis.localize.text import label
 from grader.diagnosis.localize.rules.abstain import ABSTAIN
 from grader.diagnosis.localize.rules.reads import shaped_elsewhere
@@ -19,10 +21,12 @@ def raised_here(al: Alignment):
     if elsewhere and built is not None:  # a mask that does not broadcast: the line that shapes it
         return al.at(built, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, applying the "
                                         f"mask built at line {built}, before computing the {label(al.failing.name)}")
-    if in_helper(al.source, raised["line"]):
+    if in_helper(al.source, raised["line"]) and not passed_unshaped(al.source, raised["line"]):
         return ABSTAIN  # raised in a helper on what a caller passed: which call, and which argument, is not known
     if any(aliases(al.source, a) for a in built_elsewhere(al.source, raised["line"]).values()):
         return ABSTAIN  # it reads another name for an argument (`src = x`): the name chosen there may be the mistake
+    if reads_later_stage(al, raised["line"]):
+        return ABSTAIN  # raised on a stage the reference computes after the failing one: a skipped step may be the mistake
     if (shaped := shaped_elsewhere(al, raised["line"])) is not None:
         a, e = shaped
         return al.at(a, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, on the tensor "
@@ -30,3 +34,13 @@ def raised_here(al: Alignment):
                                     f"tensor of that shape")
     return al.at(raised["line"], al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']} "
                                              f"before computing the {label(al.failing.name)}")
+
+
+def reads_later_stage(al: Alignment, line: int) -> bool:
+    """The statement that raised reads a tensor matching a stage the reference computes after the failing one (the
+    scores, while the values come later in the file): it raised on the way past that stage, not computing the failing
+    one, and whether that step or one skipped before it (a missing scale) is the mistake is not known. Keys read
+    while the queries are missing are computed side by side with them (PARALLEL), not past them."""
+    made = set(assigned_before(al.source, line).values())
+    return any(s.name not in PARALLEL and al.match[s.name] is not None and al.entries[al.match[s.name]].line in made
+               for s in al.later)
