@@ -97,7 +97,9 @@ are the worker's (the raw setresuid call changes that thread only): one kernel p
 which a fork cannot slip past; the scan stays as the fallback. close() CPU 2.5-2.7 ms (old/new/old/new, 15 closes
 each). This script's A/B (old 0dbdad5 by PYTHONPATH, then new; 8 and 2 submissions, old small, new small, new all,
 old all, load 4.9-5.4): marginal 1.55 -> 0.95 s per submission (0.61x), 8 submissions 31.4 -> 27.8 s (0.89x),
-gradebooks identical but for produced_by. One round: at this load the neighbours move it as much.
+gradebooks identical but for produced_by. A second round in the reverse order (new small, old small, old all, new
+all, load 5.4-5.6): 1.64 -> 1.88 s (1.15x). The two rounds together 1.60 -> 1.42 s (0.89x): the neighbours' load moves
+the marginal cost more than the ~30 ms of CPU saved per grade; the 0.3 s target is still not met here.
 """
 from __future__ import annotations
 
