@@ -90,6 +90,16 @@ test_matches_reference_float64 47% (22 run calls per grade: each builds the subm
   submission's own state from call to call); the localization (another engineer's). At ~0.25 s of CPU per grade,
   2 jobs on 2 idle cores are still ~0.6 s per 5-exercise submission: 0.3 s is not reachable on this machine
   without halving that again.
+Ninth session (issue 23, item 4). Profiled first: Sandbox.close() took 26-38 ms of grader CPU per grade here (load
+5-7, ~90 processes), nearly all the /proc scan of reap(); the rest of close() is waiting for the killed worker to
+exit (70-120 ms wall, the kernel's teardown). reap() now sends kill(-1, SIGKILL) from a short-lived thread whose ids
+are the worker's (the raw setresuid call changes that thread only): one kernel pass over every process of that uid,
+which a fork cannot slip past; the scan stays as the fallback. close() CPU 2.5-2.7 ms (old/new/old/new, 15 closes
+each). This script's A/B (old 0dbdad5 by PYTHONPATH, then new; 8 and 2 submissions, old small, new small, new all,
+old all, load 4.9-5.4): marginal 1.55 -> 0.95 s per submission (0.61x), 8 submissions 31.4 -> 27.8 s (0.89x),
+gradebooks identical but for produced_by. A second round in the reverse order (new small, old small, old all, new
+all, load 5.4-5.6): 1.64 -> 1.88 s (1.15x). The two rounds together 1.60 -> 1.42 s (0.89x): the neighbours' load moves
+the marginal cost more than the ~30 ms of CPU saved per grade; the 0.3 s target is still not met here.
 """
 from __future__ import annotations
 

@@ -16,6 +16,9 @@ before (a8ff028, PYTHONPATH) and after, alternating with `import torch`, 7 runs,
 11.4-34.4 s, so nothing can be read from it (medians: before 0.95x, after 1.15x; per pair after/before 0.91, 0.88,
 0.63, 0.95, 1.20, 1.16, 1.01). A cold grade is two torch imports (grader, worker) and the grader's other imports
 (pytest ~0.3 of them, click and rich, the policy); the changes above only shorten the suite that follows.
+Ninth session: runner imports pytest after the worker has started (it was 0.8 s of the 2.6 s of imports before the
+worker spawned, at load ~7). Old (0dbdad5) and new alternating with import torch, 5 runs, load 5-7.6: 1.41x old,
+1.51x new (new/old 1.07; per pair 1.15, 0.92, 1.67, 1.17, 0.88): no gain that shows through this machine's noise.
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
+from pluggy import HookimplMarker
 
 from grader import policy
 from grader.catalog import Exercise, check_forbidden, load_catalog
@@ -20,8 +20,8 @@ from grader.sandbox.isolation import WeakSandbox, given_up, gpu_devices, refusal
 from grader.sandbox.cputime import run_state
 from grader.sandbox.zygote import Zygote
 from grader.source import Source, Unreadable, is_blank, read_source
-from grader.suite_session import run_fresh, run_kept
 
+hookimpl = HookimplMarker("pytest")  # pytest.hookimpl; pytest itself is imported once the worker has started
 
 
 class InternalError(Exception):
@@ -146,8 +146,10 @@ class Collector:
     def pytest_runtest_setup(self, item):
         self.harness.last_call = None
 
-    @pytest.hookimpl(hookwrapper=True)
+    @hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
+        import pytest
+
         outcome = yield
         if call.excinfo is not None and not call.excinfo.errisinstance(pytest.skip.Exception):
             self._excs[item.nodeid] = call.excinfo.value
@@ -187,6 +189,9 @@ def _features(ex: Exercise, device: str) -> set[str]:
 
 def _pytest(collector: Collector, *extra: str) -> tuple[int, str]:
     """The hidden suite under a fresh pytest session, with collector as its plugin: (exit code, its output)."""
+    import pytest
+    from grader.suite_session import run_fresh
+
     code, output = run_fresh(collector, *extra)
     if code == pytest.ExitCode.INTERRUPTED:
         raise KeyboardInterrupt
@@ -194,6 +199,9 @@ def _pytest(collector: Collector, *extra: str) -> tuple[int, str]:
 
 
 def run_suite(harness, ex: Exercise, device: str) -> Collector:
+    import pytest
+    from grader.suite_session import run_kept
+
     features = _features(ex, device)
     from grader.harness import PRECISION_NOTES  # imports torch
 
@@ -219,6 +227,8 @@ def run_suite(harness, ex: Exercise, device: str) -> Collector:
 def max_score(ex: Exercise, device: str = "cpu") -> int:
     """The most a file can score on ex: the points of the checks a grade runs, found by collecting them
     (nothing runs, no worker starts). Equal to any verdict's max_score for ex on that device."""
+    import pytest
+
     collector = Collector(SimpleNamespace(exercise=ex), _features(ex, device), load_catalog(ex.pack))
     code, output = _pytest(collector, "--collect-only")
     if code != pytest.ExitCode.OK or not collector.planned:
@@ -390,6 +400,7 @@ def grade(*, exercise: Exercise, path: Path, device: str = "cpu", limits: Limits
                                           weak_ok=allow_weak_sandbox).start()  # boots while torch loads
     try:
         from grader.harness import Harness  # imports torch
+        import grader.suite_session  # noqa: F401  imports pytest, while the worker boots
 
         import torch
 

@@ -35,7 +35,7 @@ def test_a_kept_session_grades_as_a_fresh_one(monkeypatch):
     items = sessions[0].session.items
     assert all(item.funcargs is None and not item._report_sections for item in items), \
         "no fixture value or captured text of the last grade stays on the items"
-    monkeypatch.setattr(runner, "run_kept", _fresh)
+    monkeypatch.setattr(suite_session, "run_kept", _fresh)
     fresh = _grade(3, buggy)
     assert kept[0]["passed"] is False and kept[1]["passed"] is True
     assert kept[0] == fresh == kept[2], "a failing file: the same verdict kept, fresh, and after a passing one"
