@@ -114,7 +114,7 @@ def match(ex, probes, variant_fn, bug_list, wrong: list[int], right: int, tol: t
 # together explain the output, the one earlier in the computation is listed first.
 # RoPE's angles (frequencies, base, positions) are computed before the rotation that applies them.
 SOFTMAX = ("softmax", "online", "tiled", "rows")
-STEPS = (("qkv", "split", "kv_heads", "gqa", "cross_kv"), ("rope_freq", "rope_base", "rope_positions"), ("rope",),
+STEPS = (("qkv", "split", "kv_heads", "gqa", "cross_kv"), ("rope_freq", "rope_base", "rope_positions", "rope_angle"), ("rope",),
          ("scal",), ("mask", "padding", "causal", "diagonal", "combine"), SOFTMAX, ("dropout",), ("merge",), ("out_proj",),
          ("dtype",))
 
