@@ -300,7 +300,9 @@ def cache_rules(ex, kit, verdict, init, params, x, got, y_full, k_full, v_full, 
                                                    "holds the new positions first")]
         probes.append(((new, *cache), [y]))
         if not close(y, y_full[:, PROMPT : PROMPT + n]):
-            matches = match(ex, probes, lambda a, b, _: [kv_step(ex, init, params, *a, bugs=b | base, wrong_dim=wd)[0]],
+            # the earlier probes equal the reference: a mistake that shows only for this many new tokens (a chunk
+            # taking another path than one token) is matched on this probe alone
+            matches = match(ex, probes[-1:], lambda a, b, _: [kv_step(ex, init, params, *a, bugs=b | base, wrong_dim=wd)[0]],
                             list(KV_BUGS), [], right)
             if matches:
                 return found + report(ex, matches, right, f"with {PROMPT} cached and {n} new token(s), ")
