@@ -260,6 +260,11 @@ def diagnose(ex, kit, verdict) -> list:
         return found + evidence(verdict, own=True)
     matches = match(ex, probes, lambda a, b, wd: [cross_forward(ex, init, params, *a, bugs=b, wrong_dim=wd)],
                      cross_bugs(ex, init), wrong, right)
+    if not matches and not torch.isfinite(probes[0][1][0]).any():
+        # no mask given and every output NaN: the default stands for "block every key"; the masked calls say how
+        matches = match(ex, probes[1:], lambda a, b, wd: [cross_forward(ex, init, params, *a, bugs=b, wrong_dim=wd)],
+                        cross_bugs(ex, init), wrong, right)
+        return found + report(ex, matches, right, "without a mask every output is NaN (every key blocked); with one, ")
     return found + report(ex, matches, right)
 
 
