@@ -147,17 +147,18 @@ def test_rope_matches_reference_on_cuda(kit, ex):
 
 
 # -- mistakes ------------------------------------------------------------------------------------------------
-ROPE_BUGS = ("rope_interleaved", "rope_freq_no_2", "rope_freq_not_inverted", "rope_direction", "rope_positions_ignored",
+ROPE_BUGS = ("rope_interleaved", "rope_pairs_to_halves", "rope_freq_no_2", "rope_freq_not_inverted", "rope_direction", "rope_positions_ignored",
              "rope_base_ignored")
 MISTAKES = {
     "rope_interleaved": "with pairs (x[2i], x[2i+1]) (interleaved) instead of (x[i], x[i + d/2]) (half-split)",
     "rope_freq_no_2": "with theta_i = base ** (-i / d) instead of base ** (-2i / d)",
     "rope_freq_not_inverted": "with theta_i = base ** (2i / d) instead of base ** (-2i / d)",
+    "rope_pairs_to_halves": "with pairs (x[2i], x[2i+1]) rotated and written back as halves [x'[2i] | x'[2i+1]]",
     "rope_direction": "with every pair rotated by -angle instead of +angle",
     "rope_positions_ignored": "with positions 0..T-1 instead of the positions given",
     "rope_base_ignored": "with base 10000 whatever base is given",
 }
-ALIASES = {"rope_interleaved": "rope_pairing", "rope_freq_no_2": "rope_frequencies", "rope_freq_not_inverted": "rope_frequencies"}
+ALIASES = {"rope_interleaved": "rope_pairing", "rope_pairs_to_halves": "rope_pairing", "rope_freq_no_2": "rope_frequencies", "rope_freq_not_inverted": "rope_frequencies"}
 
 
 def rope_variant(x, positions, base=10000.0, bugs=frozenset()):
@@ -178,6 +179,9 @@ def rope_variant(x, positions, base=10000.0, bugs=frozenset()):
     cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
     if "rope_direction" in bugs:
         sin = -sin
+    if "rope_pairs_to_halves" in bugs:
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+        return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
     if "rope_interleaved" in bugs:
         x1, x2 = x[..., 0::2], x[..., 1::2]
         return torch.stack([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1).flatten(-2)
@@ -262,6 +266,11 @@ def rope_rules(ex, kit, probes) -> list:
             close(out[0], rope_variant(x, pos, **kw), ANGLE_TOL) and not close(out[0], rope_variant(x, shifted, **kw), ANGLE_TOL):
         return [make("rope_positions_ignored", f"positions 1..{len(pos)} give the output of positions 0..{len(pos) - 1}: "
                                                 "the positions are counted from 0 instead of taken as given")]
+    shown = [b for b in ROPE_BUGS if b not in ("rope_positions_ignored", "rope_base_ignored")]  # the same at 0..T-1
+    matches = [] if close(got[0], rope_variant(x, pos, **kw), ANGLE_TOL) else \
+        match(ex, probes[:1], lambda a, b, wd: [rope_variant(a[0], a[1], **a[2], bugs=b)], shown, [], 0, tol=ANGLE_TOL)
+    if matches:
+        return report(ex, matches, 0, f"at positions 0..{len(pos) - 1} with the default base, ")
     angles = pair_angles(x, got[0])
     if angles is None or not (pos[1] == 1):
         return []
