@@ -1,5 +1,5 @@
 # expect: runtime_error
-# bug-lines: 27
+# bug-lines: 27, 28
 import math
 
 import torch
