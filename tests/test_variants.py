@@ -51,6 +51,7 @@ def test_two_mistakes_are_named_along_the_data_flow():
     assert pipeline_position("rope_freq_no_2") < pipeline_position("rope_direction")
     assert pipeline_position("rope_base_ignored") < pipeline_position("rope_interleaved")
     assert pipeline_position("rope_positions_ignored") < pipeline_position("rope_direction")
+    assert pipeline_position("rope_angle_precision") < pipeline_position("rope_direction")
     assert pipeline_position("no_scaling") < pipeline_position("mask_missing") < pipeline_position("softmax_wrong_dim")
     assert pipeline_position("heads_split_wrong") < pipeline_position("heads_merge_wrong")
     assert pipeline_position("mask_device") < pipeline_position("dropout_in_eval") < pipeline_position("dtype_not_kept")
@@ -89,6 +90,23 @@ def test_a_query_block_left_out_gives_fewer_rows_of_the_right_values():
     short = tiled(q, k, v, block_size=4, bugs=frozenset({"tiled_query_remainder_dropped"}))
     assert short.shape == (2, 2, 12, 5) and torch.allclose(short, right[..., :12, :])
     assert tiled(q[..., :3, :], k, v, block_size=4, bugs=frozenset({"tiled_query_remainder_dropped"})).shape == (2, 2, 0, 5)
+
+
+def test_rope_pair_angles_recover_any_frequencies():
+    """Exercise 11's angle reading: the angle each half-split pair turned by, position × frequency for frequencies no
+    variant models; None when the pairs are others (their lengths change)."""
+    from grader.pack import exercise_module
+
+    ex = load_catalog().get(11)
+    found = exercise_module(ex).diagnose.__globals__
+    rope_variant, pair_angles = found["rope_variant"], found["pair_angles"]
+    x, pos = Harness(ex, None).randn(2, 5, 8), torch.arange(5)
+    freq = torch.tensor([0.7, 0.3, 0.05, 0.01], dtype=torch.float64)
+    angles = pos[:, None].double() * freq
+    x1, x2 = x[..., :4], x[..., 4:]
+    out = torch.cat([x1 * angles.cos() - x2 * angles.sin(), x2 * angles.cos() + x1 * angles.sin()], dim=-1)
+    assert torch.allclose(pair_angles(x, out), angles.expand(2, 5, 4))
+    assert pair_angles(x, rope_variant(x, pos, bugs=frozenset({"rope_interleaved"}))) is None
 
 
 def test_an_exception_before_a_timeout_is_named_first():

@@ -7,7 +7,7 @@ the step's output against the full causal forward pass over the whole sequence.
 import torch
 
 from grader.diagnosis.diagnoses import make
-from grader.diagnosis.behaviour import api, attempt, close, crash_or, delta, evidence, match, report
+from grader.diagnosis.behaviour import api, attempt, close, crash_or, delta, evidence, match, raised_applying_mask, report
 from grader.diagnosis.variants import attend, linear, module_bugs, module_forward, wrong_dims
 from grader.harness import compare, expect
 from grader.suites import ON_DEVICE, check, needs
@@ -278,16 +278,19 @@ def cache_rules(ex, kit, verdict, init, params, x, got, y_full, k_full, v_full, 
         got, err = run([new, *cache])
         if err is not None:
             what = f"with {PROMPT} cached tokens, {n} new token(s) fail: {err}"
-            if n > 1 and probes:
+            if n > 1 and probes and raised_applying_mask(kit, err):
                 return found + [make("kv_cache_mask_offset", f"one new token works; {what}")]
+            if n > 1 and probes:  # raised elsewhere: an exception tied to the number of new tokens, with its line
+                return found + [crash_or(err, text=f"one new token works; {what}")]
             if err.code not in ("size_mismatch", "view_noncontiguous"):  # not a shape the cache did not fit: the exception
                 return found + [crash_or(err, text=what)]
             return found + [make("kv_cache_layout", what)]
         y, k, v = got
-        P = k.shape[2] if k.dim() == 4 else None
-        if P in (n, PROMPT) and tuple(k.shape) != (2, nh, PROMPT + n, hs):
-            return found + [make("kv_cache_not_appended", f"after {PROMPT} cached and {n} new token(s) the returned "
-                                                          f"k_cache holds {P} positions, not {PROMPT + n}")]
+        for name, c in (("k_cache", k), ("v_cache", v)):  # either cache alone left unappended
+            P = c.shape[2] if c.dim() == 4 else None
+            if P in (n, PROMPT) and tuple(c.shape) != (2, nh, PROMPT + n, hs):
+                return found + [make("kv_cache_not_appended", f"after {PROMPT} cached and {n} new token(s) the returned "
+                                                              f"{name} holds {P} positions, not {PROMPT + n}")]
         if tuple(k.shape) != (2, nh, PROMPT + n, hs) or tuple(v.shape) != tuple(k.shape):
             return found + [make("kv_cache_layout", f"after {PROMPT} cached and {n} new token(s) the returned caches are "
                                                     f"{tuple(k.shape)} and {tuple(v.shape)}; expected {(2, nh, PROMPT + n, hs)}")]
@@ -297,7 +300,9 @@ def cache_rules(ex, kit, verdict, init, params, x, got, y_full, k_full, v_full, 
                                                    "holds the new positions first")]
         probes.append(((new, *cache), [y]))
         if not close(y, y_full[:, PROMPT : PROMPT + n]):
-            matches = match(ex, probes, lambda a, b, _: [kv_step(ex, init, params, *a, bugs=b | base, wrong_dim=wd)[0]],
+            # the earlier probes equal the reference: a mistake that shows only for this many new tokens (a chunk
+            # taking another path than one token) is matched on this probe alone
+            matches = match(ex, probes[-1:], lambda a, b, _: [kv_step(ex, init, params, *a, bugs=b | base, wrong_dim=wd)[0]],
                             list(KV_BUGS), [], right)
             if matches:
                 return found + report(ex, matches, right, f"with {PROMPT} cached and {n} new token(s), ")

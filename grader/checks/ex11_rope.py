@@ -147,17 +147,18 @@ def test_rope_matches_reference_on_cuda(kit, ex):
 
 
 # -- mistakes ------------------------------------------------------------------------------------------------
-ROPE_BUGS = ("rope_interleaved", "rope_freq_no_2", "rope_freq_not_inverted", "rope_direction", "rope_positions_ignored",
+ROPE_BUGS = ("rope_interleaved", "rope_pairs_to_halves", "rope_freq_no_2", "rope_freq_not_inverted", "rope_direction", "rope_positions_ignored",
              "rope_base_ignored")
 MISTAKES = {
     "rope_interleaved": "with pairs (x[2i], x[2i+1]) (interleaved) instead of (x[i], x[i + d/2]) (half-split)",
     "rope_freq_no_2": "with theta_i = base ** (-i / d) instead of base ** (-2i / d)",
     "rope_freq_not_inverted": "with theta_i = base ** (2i / d) instead of base ** (-2i / d)",
+    "rope_pairs_to_halves": "with pairs (x[2i], x[2i+1]) rotated and written back as halves [x'[2i] | x'[2i+1]]",
     "rope_direction": "with every pair rotated by -angle instead of +angle",
     "rope_positions_ignored": "with positions 0..T-1 instead of the positions given",
     "rope_base_ignored": "with base 10000 whatever base is given",
 }
-ALIASES = {"rope_interleaved": "rope_pairing", "rope_freq_no_2": "rope_frequencies", "rope_freq_not_inverted": "rope_frequencies"}
+ALIASES = {"rope_interleaved": "rope_pairing", "rope_pairs_to_halves": "rope_pairing", "rope_freq_no_2": "rope_frequencies", "rope_freq_not_inverted": "rope_frequencies"}
 
 
 def rope_variant(x, positions, base=10000.0, bugs=frozenset()):
@@ -178,6 +179,9 @@ def rope_variant(x, positions, base=10000.0, bugs=frozenset()):
     cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
     if "rope_direction" in bugs:
         sin = -sin
+    if "rope_pairs_to_halves" in bugs:
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+        return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
     if "rope_interleaved" in bugs:
         x1, x2 = x[..., 0::2], x[..., 1::2]
         return torch.stack([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1).flatten(-2)
@@ -209,7 +213,11 @@ def diagnose(ex, kit, verdict) -> list:
         matches = match(ex, probes, lambda a, b, wd: [rope_variant(a[0], a[1], **a[2], bugs=b)], list(ROPE_BUGS), [], 0,
                         tol=HALF_TOL)
     if matches:
-        return found + report(ex, matches, 0)
+        lost = angles_lose_digits(ex, kit, matches[0][0])  # computed before the rotation: named first
+        return found + ([make("rope_angle_precision", lost)] if lost else []) + report(ex, matches, 0)
+    named = rope_rules(ex, kit, probes)
+    if named:
+        return found + named
     # Right up to rounding at small positions, far off at position 3000: the angles lost their digits
     # (float16 or bfloat16 angles; float32 ones pass).
     near, far = (delta(got[0], rope_variant(x, pos, **kw)) for (x, pos, kw), got in probes[:2])
@@ -218,6 +226,65 @@ def diagnose(ex, kit, verdict) -> list:
                                                      f"3000.. the output is off by {far:.2g}: the angles are computed in "
                                                      "a precision that cannot hold position × frequency")]
     return found
+
+
+def angles_lose_digits(ex, kit, bugs) -> str | None:
+    """Whether a half-precision input at positions 3000.. parts from the matched variant (rounded to that dtype)
+    while float64 inputs equal it: the angles are computed in the input's precision too."""
+    c = ex.config
+    x = kit.randn(c["B"], c["H"], c["T"], c["d"], salt=118)
+    pos = positions("offset", c["T"])
+    want = rope_variant(x, pos, bugs=bugs)
+    for dtype, tol in ((torch.float16, (8e-3, 8e-3)), (torch.bfloat16, (4e-2, 4e-2))):
+        got, err = attempt(lambda: kit.run(None, [x.to(dtype), pos], dtype=dtype, check_shapes=False)[0])
+        if err is None and not close(got[0].double(), want.to(dtype).double(), tol):
+            return (f"{dtype_name(dtype)} input at positions 3000.. is off by {delta(got[0].double(), want):.2g} from "
+                    "the same rotation in float64: the angles are computed in the input's precision")
+    return None
+
+
+def pair_angles(x, out):
+    """The angle each half-split pair (x[i], x[i + d/2]) was turned by; None when a pair's length changed."""
+    half = x.size(-1) // 2
+    x1, x2, o1, o2 = x[..., :half], x[..., half:], out[..., :half], out[..., half:]
+    if out.shape != x.shape or not torch.allclose(x1**2 + x2**2, o1**2 + o2**2, rtol=1e-4, atol=1e-8):
+        return None
+    return torch.atan2(x1 * o2 - x2 * o1, x1 * o1 + x2 * o2)
+
+
+def wrapped(a):
+    return torch.atan2(a.sin(), a.cos())
+
+
+def rope_rules(ex, kit, probes) -> list:
+    """Mistakes no variant models, from the angles the pairs were turned by: positions used from 0 whatever is
+    given (right for 0..T-1, shifted for 1..T), or angles position × a frequency other than base ** (-2i/d)."""
+    (x, pos, kw), got = probes[0]
+    shifted = pos + 1
+    out, err = attempt(lambda: kit.run(None, [x, shifted], kw, check_shapes=False)[0])
+    if err is None and close(got[0], rope_variant(x, pos, **kw), ANGLE_TOL) and \
+            close(out[0], rope_variant(x, pos, **kw), ANGLE_TOL) and not close(out[0], rope_variant(x, shifted, **kw), ANGLE_TOL):
+        return [make("rope_positions_ignored", f"positions 1..{len(pos)} give the output of positions 0..{len(pos) - 1}: "
+                                                "the positions are counted from 0 instead of taken as given")]
+    shown = [b for b in ROPE_BUGS if b not in ("rope_positions_ignored", "rope_base_ignored")]  # the same at 0..T-1
+    matches = [] if close(got[0], rope_variant(x, pos, **kw), ANGLE_TOL) else \
+        match(ex, probes[:1], lambda a, b, wd: [rope_variant(a[0], a[1], **a[2], bugs=b)], shown, [], 0, tol=ANGLE_TOL)
+    if matches:
+        return report(ex, matches, 0, f"at positions 0..{len(pos) - 1} with the default base, ")
+    angles = pair_angles(x, got[0])
+    if angles is None or not (pos[1] == 1):
+        return []
+    freq = angles[..., 1, :]
+    steps = pos.to(angles.dtype)[:, None] * freq[..., None, :]
+    if not bool((wrapped(angles - steps).abs() < 1e-4).all()):
+        return []
+    half = x.size(-1) // 2
+    theta = kw.get("base", 10000.0) ** (-torch.arange(half, dtype=torch.float64) * 2 / x.size(-1))
+    if bool((wrapped(freq.flatten(0, -2)[0].double() - theta).abs() < 1e-4).all()):
+        return []
+    return [make("rope_frequencies", f"each pair turns by position × a frequency, but the frequencies are "
+                                     f"{[round(f, 4) for f in freq.flatten(0, -2)[0].tolist()]} instead of "
+                                     f"{[round(f, 4) for f in theta.tolist()]} (base ** (-2i/d))")]
 
 
 def trace_call(ex, kit) -> dict:

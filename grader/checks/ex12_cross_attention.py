@@ -146,11 +146,15 @@ def test_cross_matches_reference_on_cuda(kit, ex):
 
 
 # -- mistakes ------------------------------------------------------------------------------------------------
-CROSS_BUGS = ("cross_kv_from_queries", "cross_causal_mask")
+CROSS_BUGS = ("cross_kv_from_queries", "cross_k_from_queries", "cross_v_from_queries", "cross_causal_mask")
 MISTAKES = {
     "cross_kv_from_queries": "with keys and values projected from x instead of from context (self-attention)",
+    "cross_k_from_queries": "with the keys projected from x instead of from context",
+    "cross_v_from_queries": "with the values projected from x instead of from context",
     "cross_causal_mask": "with a causal mask over (queries, context tokens)",
 }
+ALIASES = {"cross_k_from_queries": "cross_kv_from_queries", "cross_v_from_queries": "cross_kv_from_queries"}
+EXCLUSIVE = [{"cross_kv_from_queries", "cross_k_from_queries", "cross_v_from_queries"}]
 
 
 def cross_forward(ex, init: dict, params: dict, x, context, mask=None, bugs=frozenset(), wrong_dim=None):
@@ -158,12 +162,14 @@ def cross_forward(ex, init: dict, params: dict, x, context, mask=None, bugs=froz
     roles = ex.roles
     nh = ex.dim("heads", init) or 1
     B, T, _ = x.shape
-    src = x if "cross_kv_from_queries" in bugs else context
+    k_src = x if bugs & {"cross_kv_from_queries", "cross_k_from_queries"} else context
+    v_src = x if bugs & {"cross_kv_from_queries", "cross_v_from_queries"} else context
     d_out = params[f"{roles['q']}.weight"].shape[0]
-    if src.size(-1) != params[f"{roles['k']}.weight"].shape[1]:
+    if k_src.size(1) != v_src.size(1) or \
+            any(t.size(-1) != params[f"{roles[r]}.weight"].shape[1] for r, t in (("k", k_src), ("v", v_src))):
         return torch.full((B, T, d_out), float("nan"), dtype=x.dtype)
     q = linear(x, params, roles["q"])
-    k, v = linear(src, params, roles["k"]), linear(src, params, roles["v"])
+    k, v = linear(k_src, params, roles["k"]), linear(v_src, params, roles["v"])
     S, hs = k.size(1), d_out // nh
     if "heads_split_view" in bugs:  # viewed straight as (B, nh, tokens, hs): heads and tokens mixed up
         q = q.reshape(B, nh, T, hs)
@@ -254,6 +260,11 @@ def diagnose(ex, kit, verdict) -> list:
         return found + evidence(verdict, own=True)
     matches = match(ex, probes, lambda a, b, wd: [cross_forward(ex, init, params, *a, bugs=b, wrong_dim=wd)],
                      cross_bugs(ex, init), wrong, right)
+    if not matches and not torch.isfinite(probes[0][1][0]).any():
+        # no mask given and every output NaN: the default stands for "block every key"; the masked calls say how
+        matches = match(ex, probes[1:], lambda a, b, wd: [cross_forward(ex, init, params, *a, bugs=b, wrong_dim=wd)],
+                        cross_bugs(ex, init), wrong, right)
+        return found + report(ex, matches, right, "without a mask every output is NaN (every key blocked); with one, ")
     return found + report(ex, matches, right)
 
 

@@ -114,7 +114,7 @@ def match(ex, probes, variant_fn, bug_list, wrong: list[int], right: int, tol: t
 # together explain the output, the one earlier in the computation is listed first.
 # RoPE's angles (frequencies, base, positions) are computed before the rotation that applies them.
 SOFTMAX = ("softmax", "online", "tiled", "rows")
-STEPS = (("qkv", "split", "kv_heads", "gqa", "cross_kv"), ("rope_freq", "rope_base", "rope_positions"), ("rope",),
+STEPS = (("qkv", "split", "kv_heads", "gqa", "cross_kv"), ("rope_freq", "rope_base", "rope_positions", "rope_angle"), ("rope",),
          ("scal",), ("mask", "padding", "causal", "diagonal", "combine"), SOFTMAX, ("dropout",), ("merge",), ("out_proj",),
          ("dtype",))
 
@@ -213,6 +213,9 @@ def module_rules(ex, kit, verdict) -> list:
     if err is not None:
         if err.code == "view_noncontiguous":
             return found + [make("view_noncontiguous", err)]
+        sized = mask_sized_by(ex, kit, init, params, err, T)
+        if sized:
+            return found + [make("mask_not_sliced", sized)]
         heads = ex.dim("heads", init) or 1
         if heads > 1:  # a split or merge mixing up heads and tokens often only runs when T == heads
             matches, _ = variants_matching(kit.randn(2, heads, ex.dim("input", init), salt=79))
@@ -252,6 +255,22 @@ def module_rules(ex, kit, verdict) -> list:
         if err is not None:  # what raises only for one input shape is reported as the exception it is, with its line
             found.append(crash_or(err, text="a batch of 2 works; only the 2-D input (T, d_in) fails"))
     return found + evidence(verdict, own=False)
+
+
+def mask_sized_by(ex, kit, init, params, err: Problem, T: int) -> str | None:
+    """A causal mask cut to another size than the tokens (the features, the full context): the line applying it
+    raises for T tokens, and as many tokens as that size give the right output."""
+    if not ex.has("causal") or err.code not in RAISED or err.line is None or not raised_applying_mask(kit, err):
+        return None
+    limit = ex.dim("context", init) or T
+    for n in sorted({ex.dim("context", init), ex.dim("input", init), ex.dim("output", init)} - {T, None}):
+        if n > limit:
+            continue
+        xn = kit.randn(2, n, ex.dim("input", init), salt=76)
+        got, err_n = attempt(lambda: kit.run(init, [xn], params=params)[0])
+        if err_n is None and close(got[0], module_forward(ex, init, params, xn)):
+            return f"{T} tokens fail where the mask is applied ({err}); {n} tokens give the right output: the mask is cut to {n}, not to the tokens"
+    return None
 
 
 def function_rules(ex, kit, verdict) -> list:
