@@ -1,5 +1,5 @@
 # attack: return a torch.Tensor subclass whose __torch_function__ and __eq__ claim equality with anything -> fail (unsafe_code)
-# runtime: fail (no_scaling)
+# runtime: fail (runtime_error)
 import torch
 import torch.nn as nn
 
