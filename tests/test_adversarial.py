@@ -348,6 +348,9 @@ BATCH_EVE = {
 }
 
 
+@pytest.mark.skipif(not os.environ.get("ATTENTION_KIT_TIER_TESTS"),
+                    reason="a cohort graded around an attacker (~18 s): .ci/run runs it in its gated session and in "
+                           "every weaker tier (ATTENTION_KIT_TIER_TESTS=1)")
 def test_batch_keeps_going_around_an_attacker(tmp_path):
     """One hostile submission among correct ones: every other submission gets its correct result."""
     catalog = load_catalog()

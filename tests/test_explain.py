@@ -419,7 +419,7 @@ def test_exercise_10_out_of_memory_message_says_mib(tmp_path):
         "    w = torch.softmax(s, dim=-1)\n"
         "    e = torch.exp(s - s.amax(dim=-1, keepdim=True))\n"
         "    return ((w + e * 0) @ value.double()).to(query.dtype)\n", encoding="utf-8")
-    code, doc = grade_json("exercise", "10", path)
+    code, doc = grade_json("exercise", "10", path, here=True)
     long = next(t for t in doc["tests"] if "long_sequence" in t["name"])
     assert code == 1 and long["code"] == "out_of_memory", long
     assert "256 MiB" in long["message"] and "0 GiB" not in long["message"], long["message"]
