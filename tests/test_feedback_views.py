@@ -231,3 +231,23 @@ def test_a_timeout_says_where_the_code_was_stuck(tmp_path):
             sandbox.request({"op": "run", "entry": "f", "args": ["x"]}, {"x": torch.ones(2)})
     assert gone.value.reason == "timeout" and gone.value.line in (6, 7)
     assert gone.value.detail.endswith(f"it was stuck at line {gone.value.line}")
+
+
+@pytest.mark.parametrize("mistake, code", [("mask_not_sliced", "size_mismatch"), ("batched_transpose", "size_mismatch"),
+                                           ("fp16_fill_overflow", "dtype_overflow")])
+def test_a_mistake_that_shows_as_an_exception_explains_the_raised_tests(mistake, code):
+    """The cause first for a mistake whose symptom is an exception (a mask not cut to T raises in masked_fill): the
+    raised tests fold under it, and it still explains what a forward that differs produces."""
+    from grader.diagnosis import GENERIC_CODES, explained_codes
+
+    assert set(GENERIC_CODES) <= set(explained_codes(mistake)) and code in explained_codes(mistake)
+    tests = [results.TestResult("output_shapes[base]", "shape", Status.ERROR, "your code raised RuntimeError at line 24",
+                                line=24, code=code),
+             results.TestResult("matches_reference_float64[base]", "numerics", Status.FAILED, "max abs diff 0.3",
+                                code="value_mismatch"),
+             results.TestResult("runs_on_another_device", "device", Status.ERROR, "tensors on cpu and cuda:0",
+                                code="device_mismatch", evidence=("mask_device",))]
+    v = Verdict(3, "causal_attention", "Causal self-attention with dropout", tests, [make(mistake, "seen")], "cpu", 0.1)
+    mark_consequences(v)
+    assert [t.explained_by for t in v.tests] == [mistake, mistake, None]
+    assert "size_mismatch" not in explained_codes("no_scaling")  # a mistake that does not raise explains no exception
