@@ -308,6 +308,12 @@ def test_a_planted_link_in_the_output_folders_is_replaced_not_followed(tmp_path)
         run_batch(submissions_dir=subs, jobs=0, report_dir=open_reports, exercises="1", progress=False)
 
 
+# The shard tests grade a small cohort three times (~12 s): .ci/run's gated session runs them beside the README's
+# shard recipes (tests/test_shard_recipe.py).
+needs_cohort = pytest.mark.skipif(not os.environ.get("ATTENTION_KIT_COHORT_TESTS"),
+                                  reason="grades a cohort whole and in shards: .ci/run (ATTENTION_KIT_COHORT_TESTS=1)")
+
+
 @pytest.fixture(scope="module")
 def small_cohort(tmp_path_factory):
     """Four submissions of exercise 1 (right, skeleton, missing, broken zip) and their unsharded gradebook."""
@@ -323,6 +329,7 @@ def small_cohort(tmp_path_factory):
     return root
 
 
+@needs_cohort
 def test_shards_graded_apart_merge_into_the_unsharded_gradebook(small_cohort):
     root = small_cohort
     other = subprocess.Popen([*COMMAND, "batch", root / "subs", "--shard", "1/2", "-o", root / "part_1.json",
@@ -341,6 +348,7 @@ def test_shards_graded_apart_merge_into_the_unsharded_gradebook(small_cohort):
     assert _rows(root / "merged.csv")["ana"]["ex1_status"] == "passed"
 
 
+@needs_cohort
 def test_merge_reports_missing_and_repeated_shards(small_cohort):
     root = small_cohort
     full = gradebook_doc(root / "full.json")
@@ -357,6 +365,7 @@ def test_merge_reports_missing_and_repeated_shards(small_cohort):
     assert run_grade("batch", root / "subs", "--shard", "4/3", "-o", root / "p.json").returncode == 2
 
 
+@needs_cohort
 def test_merge_skips_the_batch_caches_a_glob_finds_and_says_what_else_is_not_a_part(small_cohort, tmp_path):
     """Issue 20: `grade merge part_*.json` also matched part_N.cache.json and refused with wrong advice."""
     root = small_cohort
@@ -382,6 +391,7 @@ def test_merge_skips_the_batch_caches_a_glob_finds_and_says_what_else_is_not_a_p
         assert "--shard I/N -o part_I.json" in proc.stderr or name == "part_1.cache.json"
 
 
+@needs_cohort
 def test_a_report_that_fails_in_a_shard_never_costs_the_shard_its_data(small_cohort, tmp_path, monkeypatch):
     """The partial gradebook is written first and stays partial (it used to be rewritten without its shard)."""
     import grader.instructor.report as report

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import os
 import random
 import re
 import types
@@ -21,6 +22,7 @@ from grader.catalog import load_catalog
 from grader.policy import check
 from grader.source import Unreadable, read_submission
 from tests.conftest import CORPUS, ROOT
+from tests.corpus_parts import part_of
 
 SDPA = ("torch.nn.functional.scaled_dot_product_attention",)
 
@@ -127,11 +129,13 @@ def _labelled_files():
             yield path, exercises[path.name[:2]], "pass"
 
 
-def test_no_corpus_file_is_refused_unless_its_label_says_so():
-    """Dev, held-out and real-world files, the solutions and the skeletons: only the files labelled
-    unsafe_code, forbidden_api or syntax_error are refused (the count is the honest-code figure)."""
+def _refused(wanted) -> tuple[list[str], int]:
+    """The honest files among _labelled_files() that wanted(path) selects which the policy refuses, and how many
+    honest files were checked; a file labelled unsafe_code, forbidden_api or syntax_error must be refused."""
     refused, counted = [], 0
     for path, ex, label in _labelled_files():
+        if not wanted(path):
+            continue
         try:
             found = check(read_submission(path), forbidden=ex.forbidden)
         except (SyntaxError, Unreadable):
@@ -146,7 +150,23 @@ def test_no_corpus_file_is_refused_unless_its_label_says_so():
         counted += 1
         if found:
             refused.append(f"{path.relative_to(ROOT)}: {found[0]}")
-    assert counted > 300 and refused == [], "\n".join(refused)
+    return refused, counted
+
+
+def test_no_dev_file_solution_or_skeleton_is_refused_unless_its_label_says_so():
+    """The dev corpus, the solutions and the skeletons: only the files labelled unsafe_code, forbidden_api or
+    syntax_error are refused."""
+    refused, counted = _refused(lambda path: not path.is_relative_to(CORPUS) or part_of(path) == "dev")
+    assert counted > 250 and refused == [], "\n".join(refused)
+
+
+@pytest.mark.skipif(not os.environ.get("ATTENTION_KIT_UNSEEN_CORPUS"),
+                    reason="the policy over the ~660 held-out and real-world files: .ci/run (ATTENTION_KIT_UNSEEN_CORPUS=1)")
+def test_no_unseen_corpus_file_is_refused_unless_its_label_says_so():
+    """The held-out and real-world parts: code nobody here wrote for the policy (the count with the dev test's is
+    the honest-code figure of SECURITY.md)."""
+    refused, counted = _refused(lambda path: path.is_relative_to(CORPUS) and part_of(path) != "dev")
+    assert counted > 500 and refused == [], "\n".join(refused)
 
 
 def test_every_module_an_allowlisted_attribute_holds_is_tracked_as_a_module():
