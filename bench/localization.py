@@ -30,20 +30,14 @@ from grader.catalog import load_catalog  # noqa: E402
 from grader.runner import grade  # noqa: E402
 from grader.sandbox import Limits  # noqa: E402
 
-from tests.corpus_parts import BUG_LINES, PARTS, UNSEEN  # noqa: E402
+from tests.corpus_parts import PARTS, UNSEEN, bug_lines  # noqa: E402
 CORPUS = ROOT / "tests" / "corpus"
 
 
 def header(path: Path) -> tuple[str, list[int] | None]:
     """(the `# expect:` label, the `# bug-lines:` numbers or None) from the file's leading comment lines."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    label = lines[0].removeprefix("# expect: ").strip()
-    for line in lines:
-        if not line.startswith("#"):
-            break
-        if m := BUG_LINES.match(line):
-            return label, [int(n) for n in m.group(1).split(",")]
-    return label, None
+    label = path.read_text(encoding="utf-8").splitlines()[0].removeprefix("# expect: ").strip()
+    return label, bug_lines(path)
 
 
 def exercise_number(path: Path) -> str:

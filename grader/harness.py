@@ -310,12 +310,11 @@ class Built:
     def __init__(self, module: torch.nn.Module):
         self.pristine = module
         self.module = copy.deepcopy(module)
-        self.state = {k: v.clone() for k, v in module.state_dict().items()}
         self.lock = threading.Lock()
 
     def reset(self, params: dict) -> torch.nn.Module:
-        module = self.module
-        module.load_state_dict({**self.state, **(params or {})}, strict=False)
+        module = self.module  # load_state_dict copies the values in: the pristine module stays untouched
+        module.load_state_dict({**self.pristine.state_dict(), **(params or {})}, strict=False)
         for p in module.parameters():
             p.grad = None  # the last run's gradients stay with whoever got them
         return module.train(False)
