@@ -485,8 +485,7 @@ def in_called_function(source: str, line: int) -> bool:
     """The statement on `line` belongs to a function the file calls itself (a helper: `_update(state, s, v)`)."""
     tree = parse(source)
     func = function_at(tree, line) if tree is not None else None
-    return func is not None and any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Name) and n.func.id == func.name
-                                    or isinstance(n.func, ast.Attribute) and n.func.attr == func.name) for n in ast.walk(tree))
+    return func is not None and any(isinstance(n, ast.Call) and called_name(n) == func.name for n in ast.walk(tree))
 
 
 def binary_operands(source: str, line: int) -> tuple[str, list[str]] | None:
