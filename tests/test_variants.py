@@ -123,3 +123,33 @@ def test_an_exception_before_a_timeout_is_named_first():
     assert raised_before_timeout([timed_out, raised]) == []
     wrong = TestResult("matches_reference", "numerics", Status.FAILED, "differs", code="value_mismatch")
     assert raised_before_timeout([wrong, timed_out]) == []
+
+
+def gqa_runs(scale_of):
+    """GQA's configurations run as a variant that scales the scores by scale_of(init) (a size) instead of √head_dim."""
+    from grader.probes import init_cases
+
+    ex = load_catalog().get(9)
+    kit = Harness(ex, None)
+    runs = []
+    for id, init in init_cases(ex):
+        params = kit.weights(init)
+        x = kit.randn(2, ex.dim("context", init), ex.dim("input", init), salt=77)
+        got = module_forward(ex, init, params, x, frozenset({"scale_wrong_dim"}), scale_of(init))
+        runs.append((id, init, params, x, [got]))
+    return ex, runs
+
+
+def test_a_scale_by_the_gqa_group_width_is_the_wrong_dimension():
+    """The group width equals the head size in GQA's base configuration (3 = 18 / 6 heads, 6 / 2 KV heads): a
+    scale by √group is right there and named from the configurations where it differs; a division by the group
+    (9 in the base, where the head size's division is the same) is named scale_wrong_dim, not scale_not_sqrt."""
+    from grader.diagnosis.behaviour import confirmed, swept_mistakes
+
+    ex, runs = gqa_runs(lambda init: init["num_heads"] // init["num_kv_groups"])
+    assert [d.id for d in swept_mistakes(ex, runs[1:])] == ["scale_wrong_dim"]
+    ex, runs = gqa_runs(lambda init: (init["num_heads"] // init["num_kv_groups"]) ** 2)
+    base, *others = runs
+    kept = confirmed(ex, [(frozenset({"scale_not_sqrt"}), None)], base, others)
+    assert kept == [(frozenset({"scale_wrong_dim"}), 9)]
+    assert confirmed(ex, kept, base, others) == kept

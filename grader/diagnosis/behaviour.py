@@ -228,13 +228,15 @@ def module_rules(ex, kit, verdict) -> list:
                 if err1 is None and close(one[0], module_forward(ex, init, params, x[:1])):
                     return found + [crash_or(err, text=ONE_OF_A_BATCH)]
                 return found + [make("batched_transpose", f"2-D input works, but a batch of 2 fails: {err}")]
-        return found + [crash_or(err)] if not found else found
+        if found:
+            return found
+        return [crash_or(err)] + swept_mistakes(ex, sweep_runs(ex, kit), "", "where it runs: with {id}, ")
     want = module_forward(ex, init, params, x)
     if not close(got[0], want):
         matches = match(ex, [(x, got)], lambda a, b, wd: [module_forward(ex, init, params, a, b, wd)],
                         module_bugs(ex, init), wrong_dims(ex, init), right)
         if matches:
-            return found + report(ex, matches, right)
+            return found + report(ex, confirmed(ex, matches, ("base", init, params, x, got), sweep_runs(ex, kit)), right)
         if ex.has("unbatched"):
             got2, err2 = attempt(lambda: kit.run(init, [x[0]], params=params)[0])
             if err2 is None and close(got2[0], module_forward(ex, init, params, x[0])):
@@ -254,6 +256,8 @@ def module_rules(ex, kit, verdict) -> list:
         _, err = attempt(lambda: kit.run(init, [x[0]], params=params))
         if err is not None:  # what raises only for one input shape is reported as the exception it is, with its line
             found.append(crash_or(err, text="a batch of 2 works; only the 2-D input (T, d_in) fails"))
+    if not found:
+        found += swept_mistakes(ex, sweep_runs(ex, kit))
     return found + evidence(verdict, own=False)
 
 
@@ -275,6 +279,20 @@ def mask_sized_by(ex, kit, init, params, err: Problem, T: int) -> str | None:
 
 def function_rules(ex, kit, verdict) -> list:
     c = ex.config
+
+    def variants_of(probes, prefix: str = "") -> list:
+        bug_list = ["no_scaling", "scale_not_sqrt", "scale_wrong_dim", "softmax_wrong_dim",
+                    "mask_missing", "mask_inverted", "mask_zero_fill", "mask_after_softmax"]
+        matches = match(ex, probes, lambda a, b, wd: list(attend(*a[:3], blocked=a[3], bugs=b, wrong_dim=wd)),
+                        bug_list, [c["d_v"]], c["d_k"])
+        return report(ex, matches, c["d_k"], prefix)
+
+    def also_shown(probes, prefix: str) -> list:
+        """After an exception some calls raise: the mistakes the calls that ran show (a design mistake, listed second)."""
+        if not probes or all(all(close(g, w) for g, w in zip(got, attend(*a[:3], blocked=a[3]))) for a, got in probes):
+            return []
+        return variants_of(probes, prefix)
+
     q, k, v = kit.randn(2, c["L"], c["d_k"], salt=80), kit.randn(2, c["S"], c["d_k"], salt=81), kit.randn(2, c["S"], c["d_v"], salt=82)
     mask = torch.rand(c["L"], c["S"], generator=kit.generator(83)) < 0.4
     mask[:, 0] = False
@@ -290,7 +308,8 @@ def function_rules(ex, kit, verdict) -> list:
             if raw and [tuple(t.shape) for t in raw] == [tuple(w.shape) for w in reversed(want)]:
                 return found + [make("api_mismatch", "the function returns (weights, output); the contract is (output, weights)")]
         if err is not None and probes:  # the same batch ran without a mask: no transpose of the batch is at fault
-            return found + [crash_or(err, text="without a mask the call returns; with a mask it does not")]
+            return found + [crash_or(err, text="without a mask the call returns; with a mask it does not")] + \
+                also_shown(probes, "without a mask ")
         if err is not None:
             got2, err2 = attempt(lambda: kit.run(None, [q[0], k[0], v[0]], kwargs, n_outputs=2)[0])
             if err2 is None and all(close(g, w) for g, w in zip(got2, attend(q[0], k[0], v[0], blocked=kwargs.get("mask")))):
@@ -298,12 +317,66 @@ def function_rules(ex, kit, verdict) -> list:
                 if err1 is None and all(close(g, w) for g, w in zip(one, attend(q[:1], k[:1], v[:1], blocked=kwargs.get("mask")))):
                     return found + [crash_or(err, text=ONE_OF_A_BATCH)]
                 return found + [make("batched_transpose", f"unbatched inputs work, batched ones fail: {err}")]
-            return found + [crash_or(err)]
+            masked, err_m = attempt(lambda: kit.run(None, [q, k, v], {"mask": mask}, n_outputs=2)[0])
+            ran = [((q, k, v, mask), masked)] if err_m is None else []
+            return found + [crash_or(err)] + also_shown(ran, "with a mask ")
         probes.append(((q, k, v, kwargs.get("mask")), got))
     if all(all(close(g, w) for g, w in zip(got, attend(*a[:3], blocked=a[3]))) for a, got in probes):
         return found + evidence(verdict, own=False)
-    bug_list = ["no_scaling", "scale_not_sqrt", "scale_wrong_dim", "softmax_wrong_dim",
-                "mask_missing", "mask_inverted", "mask_zero_fill", "mask_after_softmax"]
-    matches = match(ex, probes, lambda a, b, wd: list(attend(*a[:3], blocked=a[3], bugs=b, wrong_dim=wd)),
-                    bug_list, [c["d_v"]], c["d_k"])
-    return found + report(ex, matches, c["d_k"])
+    return found + variants_of(probes)
+
+
+def sweep_runs(ex, kit) -> list:
+    """(configuration id, init, params, x, output) for each sweep configuration the submission runs in."""
+    from grader.probes import init_cases
+
+    runs = []
+    for id, init in init_cases(ex)[1:]:
+        params = kit.weights(init)
+        x = kit.randn(2, ex.dim("context", init) or 6, ex.dim("input", init), salt=77)
+        got, err = attempt(lambda: kit.run(init, [x], params=params)[0])
+        if err is None:
+            runs.append((id, init, params, x, got))
+    return runs
+
+
+def explains(ex, run, bugs) -> int | None | bool:
+    """The wrong size (None if the mistakes scale by none) with which the variant with these mistakes gives the
+    submission's output in this run, else False. A size is a role: its number changes with the configuration, and
+    may be the right one in some."""
+    _, init, params, x, got = run
+    right = ex.dim("output", init) // (ex.dim("heads", init) or 1)
+    for wd in ([*wrong_dims(ex, init), right] if "scale_wrong_dim" in bugs else [None]):
+        if close(got[0], module_forward(ex, init, params, x, bugs, wd)):
+            return wd
+    return False
+
+
+def confirmed(ex, matches, base, runs) -> list:
+    """The variants that explain the base run (matches: the first found) and every other configuration the
+    submission runs in: a size equal to the head size in one configuration (GQA's group width) tells itself apart
+    in another. The matches when no variant explains every run."""
+    if all(all(explains(ex, run, bugs) is not False for run in runs) for bugs, _ in matches):
+        return matches
+    for bugs in candidates(module_bugs(ex, base[1]), exclusive=mistakes_of(ex).exclusive):
+        wd = explains(ex, base, bugs)
+        if wd is not False and all(explains(ex, run, bugs) is not False for run in runs):
+            return [(bugs, wd)]
+    return matches
+
+
+def swept_mistakes(ex, runs, base="the base configuration is right; ", prefix="with {id}, ") -> list:
+    """The base configuration runs right (or raises: then these are listed after its exception), another does not:
+    the variants that explain the first configuration that differs and every other one."""
+    for i, run in enumerate(runs):
+        id, init, params, x, got = run
+        if close(got[0], module_forward(ex, init, params, x)):
+            continue
+        right = ex.dim("output", init) // (ex.dim("heads", init) or 1)
+        matches = match(ex, [(x, got)], lambda a, b, wd: [module_forward(ex, init, params, a, b, wd)],
+                        module_bugs(ex, init), wrong_dims(ex, init), right)
+        kept = confirmed(ex, matches, run, runs[:i] + runs[i + 1:])
+        if kept and all(explains(ex, other, kept[0][0]) is not False for other in runs):
+            return report(ex, kept, right, base + prefix.format(id=id))
+        return []
+    return []

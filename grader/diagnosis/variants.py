@@ -178,8 +178,9 @@ def wrong_dims(ex: Exercise, init: dict) -> list[int]:
     """Sizes a learner might wrongly scale by: everything but the right one."""
     right = ex.dim("output", init) // (ex.dim("heads", init) or 1)
     dims = {ex.dim("input", init), ex.dim("output", init)} - {right, None}
-    if ex.dim("kv_heads", init):  # grouped-query attention: the width of the key projection
-        dims = (dims | {ex.dim("kv_heads", init) * right}) - {right}
+    if ex.dim("kv_heads", init):  # grouped-query attention: the width of the key projection, the group width
+        group = ex.dim("heads", init) // ex.dim("kv_heads", init)  # (its square: scores divided by the group width)
+        dims = (dims | {ex.dim("kv_heads", init) * right, group, group * group}) - {right}
     return sorted(dims)
 
 
