@@ -1,5 +1,5 @@
-# expect: batched_transpose
-# also: nan_output
+# expect: runtime_error
+# also: batched_transpose, nan_output
 # bug-lines: 23, 24
 # source: coki230/build_llm @39cdd196e2b712367af1ff6b4aecf2f6d269d751, SelfAttention_v2.py (SelfAttention_v2)
 # changes: class renamed SelfAttention_v2 -> SelfAttention and the contract's qkv_bias argument added (the author has no

@@ -1,5 +1,6 @@
-# expect: qkv_split_wrong
-# bug-lines: 97, 99, 100, 101, 102, 104
+# expect: runtime_error
+# also: qkv_split_wrong
+# bug-lines: 39, 97, 99, 100, 101, 102, 104
 # source: huggingface/transformers @00491ceeee1a918b3c91685ddbd439f787eef424, src/transformers/models/codegen/modeling_codegen.py (CodeGenAttention)
 # changes (only where the exercise contract forces it; the author's logic is kept, bugs included):
 #   config -> contract arguments; qkv_proj/out_proj -> c_attn/c_proj with bias (contract layers; author bias=False); rotary embedding removed

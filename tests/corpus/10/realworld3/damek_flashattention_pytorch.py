@@ -1,5 +1,5 @@
-# expect: tiled_remainder_dropped
-# also: mask_missing
+# expect: runtime_error
+# also: tiled_remainder_dropped, mask_missing
 # bug-lines: 18, 19
 # source: damek/cs336-assignment2-systems @045fed177ff9309fbf9d2db9587e700abba83f94, cs336_systems/flashattention.py (FlashAttentionPytorch)
 # changes (only where the exercise contract forces it; the author's logic is kept, bugs included):
