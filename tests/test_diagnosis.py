@@ -115,3 +115,17 @@ def test_an_exception_is_reported_with_its_line(path):
     first = verdict(path).diagnoses[0]
     assert first.id == "runtime_error"
     assert any(f"(line {n})" in e or f"at line {n}:" in e for n in wanted for e in first.evidence), first.evidence
+
+
+def test_a_mask_filled_with_0_folds_every_failure_under_it():
+    """Issue 21's learner report, graded end to end: exercise 3 with the mask filled with 0 names mask_zero_fill first,
+    every failing test (the dropout checks that compare with the reference too) is its consequence, and no failure
+    message claims a dropout placement the code does not have."""
+    from grader.diagnosis import mark_consequences
+
+    v = verdict(CORPUS / "03" / "mask_zero_fill.py")
+    mark_consequences(v)
+    assert v.diagnoses[0].id == "mask_zero_fill"
+    assert any(t.category == "dropout" for t in v.failures())
+    assert {t.explained_by for t in v.failures()} == {"mask_zero_fill"}
+    assert not any("must act" in (t.message or "") for t in v.failures())

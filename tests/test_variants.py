@@ -153,3 +153,29 @@ def test_a_scale_by_the_gqa_group_width_is_the_wrong_dimension():
     kept = confirmed(ex, [(frozenset({"scale_not_sqrt"}), None)], base, others)
     assert kept == [(frozenset({"scale_wrong_dim"}), 9)]
     assert confirmed(ex, kept, base, others) == kept
+
+
+def test_the_token_count_is_a_wrong_size_to_scale_by():
+    """A scale by √T (the sequence length) is scale_wrong_dim: the input's token count is a candidate when given."""
+    ex = load_catalog().get(4)
+    init = ex.config
+    assert 9 not in wrong_dims(ex, init) and 9 in wrong_dims(ex, init, tokens=9)
+    assert wrong_dims(ex, init, tokens=4) == wrong_dims(ex, init)  # the right size (head_dim 4) is never wrong
+
+
+def test_a_half_fixed_split_lines_up_only_when_the_tokens_equal_the_heads():
+    """Exercise 5's split fixed for the queries (and keys) only: the values kept as (b, T, heads, head_dim) are read
+    as (b, heads, T, head_dim), which runs only when T == heads; for other T the variant matches nothing (NaN)."""
+    ex = load_catalog().get(5)
+    kit = Harness(ex, None)
+    init = ex.config
+    nh, hs = init["num_heads"], init["hidden_size"] // init["num_heads"]
+    params = kit.weights(init)
+    x = kit.randn(2, nh, init["hidden_size"])
+    q, k, v = (x @ params[f"w_{r}.weight"].T + params[f"w_{r}.bias"] for r in "qkv")
+    q, k = (t.view(2, nh, nh, hs).transpose(1, 2) for t in (q, k))
+    w = torch.softmax(q @ k.transpose(-2, -1) / hs ** 0.5, dim=-1)
+    y = (w @ v.view(2, nh, nh, hs)).transpose(1, 2).reshape(2, nh, -1) @ params["w_o.weight"].T + params["w_o.bias"]
+    assert torch.allclose(module_forward(ex, init, params, x, frozenset({"heads_split_values_kept"})), y)
+    longer = kit.randn(2, nh + 3, init["hidden_size"])
+    assert module_forward(ex, init, params, longer, frozenset({"heads_split_values_kept"})).isnan().all()

@@ -207,7 +207,7 @@ def module_rules(ex, kit, verdict) -> list:
         if err is not None:
             return None, err
         return match(ex, [(x, got)], lambda a, b, wd: [module_forward(ex, init, params, a, b, wd)],
-                     module_bugs(ex, init), wrong_dims(ex, init), right), None
+                     module_bugs(ex, init), wrong_dims(ex, init, x.shape[-2]), right), None
 
     got, err = attempt(lambda: kit.run(init, [x], params=params)[0])
     if err is not None:
@@ -234,7 +234,7 @@ def module_rules(ex, kit, verdict) -> list:
     want = module_forward(ex, init, params, x)
     if not close(got[0], want):
         matches = match(ex, [(x, got)], lambda a, b, wd: [module_forward(ex, init, params, a, b, wd)],
-                        module_bugs(ex, init), wrong_dims(ex, init), right)
+                        module_bugs(ex, init), wrong_dims(ex, init, x.shape[-2]), right)
         if matches:
             return found + report(ex, confirmed(ex, matches, ("base", init, params, x, got), sweep_runs(ex, kit)), right)
         if ex.has("unbatched"):
@@ -346,7 +346,7 @@ def explains(ex, run, bugs) -> int | None | bool:
     may be the right one in some."""
     _, init, params, x, got = run
     right = ex.dim("output", init) // (ex.dim("heads", init) or 1)
-    for wd in ([*wrong_dims(ex, init), right] if "scale_wrong_dim" in bugs else [None]):
+    for wd in ([*wrong_dims(ex, init, x.shape[-2]), right] if "scale_wrong_dim" in bugs else [None]):
         if close(got[0], module_forward(ex, init, params, x, bugs, wd)):
             return wd
     return False
@@ -374,7 +374,7 @@ def swept_mistakes(ex, runs, base="the base configuration is right; ", prefix="w
             continue
         right = ex.dim("output", init) // (ex.dim("heads", init) or 1)
         matches = match(ex, [(x, got)], lambda a, b, wd: [module_forward(ex, init, params, a, b, wd)],
-                        module_bugs(ex, init), wrong_dims(ex, init), right)
+                        module_bugs(ex, init), wrong_dims(ex, init, x.shape[-2]), right)
         kept = confirmed(ex, matches, run, runs[:i] + runs[i + 1:])
         if kept and all(explains(ex, other, kept[0][0]) is not False for other in runs):
             return report(ex, kept, right, base + prefix.format(id=id))

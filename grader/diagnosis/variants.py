@@ -33,6 +33,8 @@ DESCRIBE = {
     "heads_split_view": "with heads split by a direct view to (b, heads, T, head_dim)",
     "heads_split_interleaved": "with heads split as (…, head_dim, heads), so each head takes every heads-th feature",
     "kv_heads_split_view": "with the keys and values split by a direct view to (b, kv_heads, T, head_dim)",
+    "heads_split_values_kept": "with the values split without the transpose, (b, T, heads, head_dim) used as (b, heads, T, head_dim)",
+    "heads_split_kv_kept": "with the keys and values split without the transpose, (b, T, heads, head_dim) used as (b, heads, T, head_dim)",
     "heads_merge_wrong": "with heads merged by a view that skips the transpose back",
     "heads_merge_interleaved": "with heads merged as (…, head_dim, heads), interleaving the heads' features",
     "out_proj_missing": "without the output projection",
@@ -48,6 +50,7 @@ DESCRIBE = {
 }
 ALIASES = {"mask_inverted_keep_diag": "mask_inverted", "heads_split_view": "heads_split_wrong",
            "heads_split_interleaved": "heads_split_wrong", "kv_heads_split_view": "heads_split_wrong",
+           "heads_split_values_kept": "heads_split_wrong", "heads_split_kv_kept": "heads_split_wrong",
            "heads_merge_interleaved": "heads_merge_wrong"}
 QKV_ORDER_BUGS = ("qkv_order_kqv", "qkv_order_qvk", "qkv_order_kvq", "qkv_order_vqk", "qkv_order_vkq")
 QKV_SPLIT_BUGS = ("qkv_split_interleaved", "qkv_split_per_head", "qkv_split_tokens")
@@ -127,6 +130,12 @@ def module_forward(ex: Exercise, init: dict, params: dict, x: torch.Tensor, bugs
             q, k, v = (t.unflatten(-1, (hs, nh)).movedim(-1, -3) for t in (q, k, v))
         else:
             q, k, v = (t.unflatten(-1, (nh, hs)).transpose(-3, -2) for t in (q, k, v))  # (..., nh, T, hs)
+        kept = "heads_split_values_kept" in bugs or "heads_split_kv_kept" in bugs  # a split half fixed
+        if kept and T != nh:  # (b, T, heads, hs) only lines up with (b, heads, T, hs) when T == heads
+            return torch.full((*lead, T, d_out), float("nan"), dtype=q.dtype)
+        if kept:
+            v = v.transpose(-3, -2)
+            k = k.transpose(-3, -2) if "heads_split_kv_kept" in bugs else k
         y, _ = attend(q, k, v, blocked=blocked, bugs=bugs, scale_dim=hs, wrong_dim=wrong_dim)  # (..., nh, T, hs)
         y = merge_heads(y, bugs)  # (..., T, d_out)
     if "o" in roles and "out_proj_missing" not in bugs:
@@ -141,7 +150,8 @@ def module_bugs(ex: Exercise, init: dict) -> list[str]:
     if ex.has("causal"):
         bugs += MASK_BUGS
     if (ex.dim("heads", init) or 1) > 1:
-        bugs += ["heads_split_wrong", "heads_split_view", "heads_split_interleaved", "heads_merge_wrong",
+        bugs += ["heads_split_wrong", "heads_split_view", "heads_split_interleaved", "heads_split_values_kept",
+                 "heads_split_kv_kept", "heads_merge_wrong",
                  "heads_merge_interleaved"]
     if "o" in ex.roles:
         bugs.append("out_proj_missing")
@@ -174,10 +184,10 @@ def split_fused_qkv(qkv: torch.Tensor, nh: int, bugs=frozenset()):
     return tuple(parts[names.index(r)] for r in "qkv")
 
 
-def wrong_dims(ex: Exercise, init: dict) -> list[int]:
-    """Sizes a learner might wrongly scale by: everything but the right one."""
+def wrong_dims(ex: Exercise, init: dict, tokens: int | None = None) -> list[int]:
+    """Sizes a learner might wrongly scale by: everything but the right one (the input's token count too, when given)."""
     right = ex.dim("output", init) // (ex.dim("heads", init) or 1)
-    dims = {ex.dim("input", init), ex.dim("output", init)} - {right, None}
+    dims = {ex.dim("input", init), ex.dim("output", init), tokens} - {right, None}
     if ex.dim("kv_heads", init):  # grouped-query attention: the width of the key projection, the group width
         group = ex.dim("heads", init) // ex.dim("kv_heads", init)  # (its square: scores divided by the group width)
         dims = (dims | {ex.dim("kv_heads", init) * right, group, group * group}) - {right}
@@ -185,7 +195,7 @@ def wrong_dims(ex: Exercise, init: dict) -> list[int]:
 
 
 EXCLUSIVE = [set(SCALE_BUGS), set(MASK_BUGS), {"heads_split_wrong", "heads_split_view", "heads_split_interleaved",
-             "kv_heads_split_view"}, {"heads_merge_wrong", "heads_merge_interleaved"}, {*QKV_ORDER_BUGS, *QKV_SPLIT_BUGS}]
+             "kv_heads_split_view", "heads_split_values_kept", "heads_split_kv_kept"}, {"heads_merge_wrong", "heads_merge_interleaved"}, {*QKV_ORDER_BUGS, *QKV_SPLIT_BUGS}]
 
 
 def candidates(bugs: list[str], max_size: int = 2, exclusive: list[set] | None = None):

@@ -1,4 +1,4 @@
-# expect: runtime_error
+# expect: heads_merge_wrong
 # bug-lines: 35
 import math
 

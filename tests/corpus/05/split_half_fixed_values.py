@@ -1,0 +1,35 @@
+# expect: heads_split_wrong
+# bug-lines: 28
+import math
+
+import torch
+import torch.nn as nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, hidden_size, num_heads):
+        super().__init__()
+        self.hidden_size = hidden_size
+        self.num_heads = num_heads
+        self.head_dim = hidden_size // num_heads
+        self.w_q = nn.Linear(hidden_size, hidden_size)
+        self.w_k = nn.Linear(hidden_size, hidden_size)
+        self.w_v = nn.Linear(hidden_size, hidden_size)
+        self.w_o = nn.Linear(hidden_size, hidden_size)
+
+    def forward(self, X):
+        # X: (batch, seq_len, hidden_size)
+        Q = self.w_q(X)  # (batch, seq_len, hidden_size)
+        K = self.w_k(X)  # (batch, seq_len, hidden_size)
+        V = self.w_v(X)  # (batch, seq_len, hidden_size)
+
+        Q = Q.view(Q.shape[0], Q.shape[1], self.num_heads, self.head_dim).permute(0, 2, 1, 3)
+        K = K.view(K.shape[0], K.shape[1], self.num_heads, self.head_dim).permute(0, 2, 1, 3)
+        V = V.view(V.shape[0], V.shape[1], self.num_heads, self.head_dim)  # fixed Q and K; V left as it was
+
+        attention_value = torch.matmul(Q, K.transpose(-1, -2))  # claimed: (batch, num_heads, seq_len, seq_len)
+        attention_weight = torch.softmax(attention_value / math.sqrt(self.head_dim), dim=-1)
+        output = torch.matmul(attention_weight, V)  # claimed: (batch, num_heads, seq_len, head_dim)
+
+        output = output.permute(0, 2, 1, 3).reshape(X.shape[0], X.shape[1], self.hidden_size)
+        return self.w_o(output)
