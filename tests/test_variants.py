@@ -179,3 +179,17 @@ def test_a_half_fixed_split_lines_up_only_when_the_tokens_equal_the_heads():
     assert torch.allclose(module_forward(ex, init, params, x, frozenset({"heads_split_values_kept"})), y)
     longer = kit.randn(2, nh + 3, init["hidden_size"])
     assert module_forward(ex, init, params, longer, frozenset({"heads_split_values_kept"})).isnan().all()
+
+
+def test_the_keep_mask_with_the_next_token_used_as_the_blocked_one_is_an_inverted_mask():
+    """torch.tril(ones, diagonal=1) filled with -inf blocks the past, the token and the next one (the last two rows
+    have no key left): a form of mask_inverted that neither ~triu(1) nor the strict past equals."""
+    from grader.diagnosis.variants import ALIASES
+
+    kit = Harness(load_catalog().get(3), None)
+    q, k, v = kit.randn(5, 4), kit.randn(5, 4, salt=1), kit.randn(5, 3, salt=2)
+    causal = torch.triu(torch.ones(5, 5, dtype=torch.bool), diagonal=1)
+    _, w = attend(q, k, v, blocked=causal, bugs=frozenset({"mask_inverted_shifted"}))
+    blocked = torch.ones(5, 5, dtype=torch.bool).tril(diagonal=1)
+    assert torch.equal(w[:3] == 0, blocked[:3]) and w[3:].isnan().all()
+    assert ALIASES["mask_inverted_shifted"] == "mask_inverted"

@@ -17,7 +17,8 @@ import torch
 from grader.catalog import Exercise
 
 SCALE_BUGS = ("no_scaling", "scale_not_sqrt", "scale_wrong_dim")
-MASK_BUGS = ("mask_missing", "mask_inverted", "mask_inverted_keep_diag", "mask_diagonal", "mask_zero_fill", "mask_after_softmax")
+MASK_BUGS = ("mask_missing", "mask_inverted", "mask_inverted_keep_diag", "mask_inverted_shifted", "mask_diagonal",
+             "mask_zero_fill", "mask_after_softmax")
 DESCRIBE = {
     "no_scaling": "without the 1/√d_k scaling",
     "scale_not_sqrt": "with the scores divided by d_k instead of √d_k",
@@ -26,6 +27,7 @@ DESCRIBE = {
     "mask_missing": "with no mask at all",
     "mask_inverted": "with the mask inverted (past blocked, future visible)",
     "mask_inverted_keep_diag": "with the mask inverted (past blocked, future visible)",
+    "mask_inverted_shifted": "with the mask inverted (tril(diagonal=1) as the blocked positions: the past, the token and the next one blocked)",
     "mask_diagonal": "with the diagonal masked too",
     "mask_zero_fill": "with blocked scores set to 0 instead of -inf",
     "mask_after_softmax": "with the mask applied after the softmax",
@@ -48,7 +50,7 @@ DESCRIBE = {
     "qkv_split_per_head": "with c_attn's output split as (…, heads, 3, head_dim), a per-head [q | k | v] layout",
     "qkv_split_tokens": "with c_attn's output split along the tokens instead of the features",
 }
-ALIASES = {"mask_inverted_keep_diag": "mask_inverted", "heads_split_view": "heads_split_wrong",
+ALIASES = {"mask_inverted_keep_diag": "mask_inverted", "mask_inverted_shifted": "mask_inverted", "heads_split_view": "heads_split_wrong",
            "heads_split_interleaved": "heads_split_wrong", "kv_heads_split_view": "heads_split_wrong",
            "heads_split_values_kept": "heads_split_wrong", "heads_split_kv_kept": "heads_split_wrong",
            "heads_merge_interleaved": "heads_merge_wrong"}
@@ -68,6 +70,8 @@ def attend(q, k, v, *, blocked=None, bugs=frozenset(), scale_dim=None, wrong_dim
         if "mask_inverted_keep_diag" in bugs:
             eye = torch.eye(blocked.size(-2), blocked.size(-1), dtype=torch.bool)
             blocked = blocked & ~eye
+        if "mask_inverted_shifted" in bugs:  # the keep-mask with the next token kept too, used as the blocked one
+            blocked = torch.ones(blocked.shape[-2:], dtype=torch.bool).tril(diagonal=1)
         if "mask_diagonal" in bugs:
             eye = torch.eye(blocked.size(-2), blocked.size(-1), dtype=torch.bool)
             blocked = blocked | eye
