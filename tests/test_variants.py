@@ -193,3 +193,27 @@ def test_the_keep_mask_with_the_next_token_used_as_the_blocked_one_is_an_inverte
     blocked = torch.ones(5, 5, dtype=torch.bool).tril(diagonal=1)
     assert torch.equal(w[:3] == 0, blocked[:3]) and w[3:].isnan().all()
     assert ALIASES["mask_inverted_shifted"] == "mask_inverted"
+
+
+def test_an_output_projection_left_out_in_one_configuration_is_out_proj_missing():
+    """A module that makes no out_proj for one head (vit-pytorch's project_out): the names missing in that
+    configuration are the projection's alone, so the mistake is named, not api_mismatch; a bias alone missing, or
+    a name the contract does not have, is another layout."""
+    from types import SimpleNamespace
+
+    from grader.diagnosis.behaviour import out_proj_dropped
+
+    ex = load_catalog().get(4)
+    real = Harness(ex, None)
+
+    def kit(drop):
+        def describe(init):
+            names = set(real.weights(init))
+            return {"params": {n: () for n in (drop(names) if init["num_heads"] == 1 else names)}}
+        return SimpleNamespace(describe=describe, weights=real.weights)
+
+    assert out_proj_dropped(ex, kit(lambda names: names - {"out_proj.weight", "out_proj.bias"}))
+    assert not out_proj_dropped(ex, kit(lambda names: names - {"out_proj.bias"}))
+    assert not out_proj_dropped(ex, kit(lambda names: names - {"W_query.weight"}))
+    assert not out_proj_dropped(ex, kit(lambda names: names | {"w_out.weight"}))
+    assert not out_proj_dropped(ex, kit(lambda names: names))
