@@ -129,3 +129,19 @@ def test_a_mask_filled_with_0_folds_every_failure_under_it():
     assert any(t.category == "dropout" for t in v.failures())
     assert {t.explained_by for t in v.failures()} == {"mask_zero_fill"}
     assert not any("must act" in (t.message or "") for t in v.failures())
+
+
+NAMED_IN_ISSUE_21 = {  # the issue's misnamed and missed cases, each graded in the default run
+    "09/scale_group_width.py": "scale_wrong_dim",  # a scale by the GQA group width, not scale_not_sqrt
+    "03/scale_tensor_attribute_on_cpu.py": "tensor_on_cpu",  # a scale tensor made on the CPU, not mask_device
+    "05/split_half_fixed_values.py": "heads_split_wrong",  # a half-fixed split, not wrong_output
+    "11/angles_in_input_dtype.py": "rope_angle_precision",  # float16 positions above 2048 are caught
+    "11/pass_cache_by_max_position.py": "pass",  # a RoPE table sized by int(positions.max()) + 1 passes
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAMED_IN_ISSUE_21))
+def test_the_cases_issue_21_names(name):
+    v = verdict(CORPUS / name)
+    got = "pass" if v.passed else v.diagnoses[0].id
+    assert got == NAMED_IN_ISSUE_21[name] == label(CORPUS / name), [d.id for d in v.diagnoses]
