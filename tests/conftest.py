@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -132,15 +133,22 @@ def pytest_collection_modifyitems(config, items):
 
 CORPUS_TESTS = ("test_diagnosis", "test_unseen_corpus")
 CORPUS_ID = re.compile(r"::test_\w+\[(\d\d)/")
+ATTACK_ID = re.compile(r"::test_attack\[(.+)\]$")
 
 
 def work_unit(nodeid: str) -> str:
     """What one xdist worker runs as a whole: a test file (its module fixtures and warm fork server are
-    built once), except the corpus, whose files are independent: one unit per exercise."""
+    built once), except the corpus, whose files are independent: one unit per exercise; and the attacks, graded
+    in two halves (test_adversarial's outcomes grade each half once, where it runs)."""
     path = nodeid.split("::", 1)[0]
     stem = Path(path).stem
     number = CORPUS_ID.search(nodeid) if stem in CORPUS_TESTS else None
-    return f"{stem}-{number[1]}" if number else stem
+    if number:
+        return f"{stem}-{number[1]}"
+    attack = ATTACK_ID.search(nodeid) if stem == "test_adversarial" else None
+    if attack:
+        return f"{stem}-{zlib.crc32(attack[1].encode()) % 2}"
+    return stem
 
 
 @pytest.hookimpl(optionalhook=True)  # the kit's tests also run without xdist (-p no:xdist)
@@ -153,6 +161,9 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
 
+    # xdist otherwise reorders the units by their number of tests, which put the costliest ones (few tests, each
+    # starting workers) last and left one core idle at the end: the units go out in LONGEST_FIRST's order
+    config.option.loadscopereorder = False
     return ByWorkUnit(config, log)
 
 
