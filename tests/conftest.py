@@ -97,7 +97,9 @@ FAST_MODULES = ("test_architecture", "test_schema", "test_textsafe", "test_varia
                 "test_localize_rules_dropout", "test_localize_rules_layout", "test_localize_rules_loop", "test_localize_rules_missing",
                 "test_localize_rules_raised", "test_localize_rules_tensors", "test_localize_rules_values", "test_layers",
                 "test_suite_names", "test_hint_follows_diagnosis", "test_pack", "test_learner_cli", "test_one_text",
-                "test_policy", "test_language_subset", "test_similarity", "test_gradebook", "test_interview", "test_numerics")
+                "test_policy", "test_language_subset", "test_similarity", "test_gradebook", "test_interview", "test_numerics",
+                "test_localize_abstain", "test_golden_json", "test_report", "test_learner_report", "test_feedback_views",
+                "test_device", "test_watch_screen", "test_fail_closed")
 
 
 # The longest work units first, so that two workers finish together (xdist hands units out in collection order).

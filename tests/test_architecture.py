@@ -62,6 +62,8 @@ def test_the_fast_subset_names_real_modules():
 
     missing = [m for m in FAST_MODULES if not (ROOT / "tests" / f"{m}.py").is_file()]
     assert not missing, f"tests/conftest.py FAST_MODULES names no such test file: {missing}"
+    localization = [p.stem for p in (ROOT / "tests").glob("test_localize*.py") if p.stem not in FAST_MODULES]
+    assert not localization, f"the localization rules' tests belong in the edit loop's subset: {localization}"
 
 
 def test_each_pytest_hook_is_defined_once_in_the_tests_conftest():
