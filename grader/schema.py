@@ -10,6 +10,7 @@ other catalog error: "exercises/info.toml: exercise 3 (causal_attention): featur
 """
 from __future__ import annotations
 
+import inspect
 import json
 import re
 import sys
@@ -312,7 +313,18 @@ SCHEMAS = {"info.schema.json": InfoFile, "verdict.schema.json": VerdictJSON, "po
 
 def schemas(types: dict[str, type] = SCHEMAS) -> dict[str, dict]:
     """Each published JSON Schema by file name (the gradebook's are in grader/instructor/gradebook.py SCHEMAS)."""
-    return {name: msgspec.json.schema(t) for name, t in types.items()}
+    return {name: _cleaned(msgspec.json.schema(t)) for name, t in types.items()}
+
+
+def _cleaned(doc):
+    """Descriptions dedented as inspect.cleandoc does: msgspec 0.23 does it itself, earlier versions kept the
+    docstrings' indentation, and the published files must not depend on which one is installed."""
+    if isinstance(doc, dict):
+        return {k: inspect.cleandoc(v) if k == "description" and isinstance(v, str) else _cleaned(v)
+                for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [_cleaned(v) for v in doc]
+    return doc
 
 
 def write(folder: Path, types: dict[str, type] = SCHEMAS) -> list[Path]:

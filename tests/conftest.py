@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -96,7 +97,9 @@ FAST_MODULES = ("test_architecture", "test_schema", "test_textsafe", "test_varia
                 "test_localize_rules_dropout", "test_localize_rules_layout", "test_localize_rules_loop", "test_localize_rules_missing",
                 "test_localize_rules_raised", "test_localize_rules_tensors", "test_localize_rules_values", "test_layers",
                 "test_suite_names", "test_hint_follows_diagnosis", "test_pack", "test_learner_cli", "test_one_text",
-                "test_policy", "test_language_subset", "test_similarity", "test_gradebook", "test_interview", "test_numerics")
+                "test_policy", "test_language_subset", "test_similarity", "test_gradebook", "test_interview", "test_numerics",
+                "test_localize_abstain", "test_golden_json", "test_report", "test_learner_report", "test_feedback_views",
+                "test_device", "test_watch_screen", "test_fail_closed")
 
 
 # The longest work units first, so that two workers finish together (xdist hands units out in collection order).
@@ -132,15 +135,22 @@ def pytest_collection_modifyitems(config, items):
 
 CORPUS_TESTS = ("test_diagnosis", "test_unseen_corpus")
 CORPUS_ID = re.compile(r"::test_\w+\[(\d\d)/")
+ATTACK_ID = re.compile(r"::test_attack\[(.+)\]$")
 
 
 def work_unit(nodeid: str) -> str:
     """What one xdist worker runs as a whole: a test file (its module fixtures and warm fork server are
-    built once), except the corpus, whose files are independent: one unit per exercise."""
+    built once), except the corpus, whose files are independent: one unit per exercise; and the attacks, graded
+    in two halves (test_adversarial's outcomes grade each half once, where it runs)."""
     path = nodeid.split("::", 1)[0]
     stem = Path(path).stem
     number = CORPUS_ID.search(nodeid) if stem in CORPUS_TESTS else None
-    return f"{stem}-{number[1]}" if number else stem
+    if number:
+        return f"{stem}-{number[1]}"
+    attack = ATTACK_ID.search(nodeid) if stem == "test_adversarial" else None
+    if attack:
+        return f"{stem}-{zlib.crc32(attack[1].encode()) % 2}"
+    return stem
 
 
 @pytest.hookimpl(optionalhook=True)  # the kit's tests also run without xdist (-p no:xdist)
@@ -153,6 +163,9 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
 
+    # xdist otherwise reorders the units by their number of tests, which put the costliest ones (few tests, each
+    # starting workers) last and left one core idle at the end: the units go out in LONGEST_FIRST's order
+    config.option.loadscopereorder = False
     return ByWorkUnit(config, log)
 
 

@@ -62,6 +62,8 @@ def test_the_fast_subset_names_real_modules():
 
     missing = [m for m in FAST_MODULES if not (ROOT / "tests" / f"{m}.py").is_file()]
     assert not missing, f"tests/conftest.py FAST_MODULES names no such test file: {missing}"
+    localization = [p.stem for p in (ROOT / "tests").glob("test_localize*.py") if p.stem not in FAST_MODULES]
+    assert not localization, f"the localization rules' tests belong in the edit loop's subset: {localization}"
 
 
 def test_each_pytest_hook_is_defined_once_in_the_tests_conftest():
@@ -95,3 +97,15 @@ def test_every_gated_test_file_runs_in_ci():
     assert "test_install.py" in gated_files(ci.replace("tests/test_install.py", ""))  # the check can fire
     assert "test_watch.py" in gated_files(ci.replace("ATTENTION_KIT_WATCH_TESTS=1", ""))
     assert "-m gated" in ci
+
+
+def test_the_work_units_split_the_attacks_in_two_and_keep_each_corpus_exercise_whole():
+    """xdist runs a unit on one worker: the attacks' two halves can then be graded side by side."""
+    from tests.conftest import work_unit
+    from tests.test_adversarial import JOBS_LIST
+
+    units = {work_unit(f"tests/test_adversarial.py::test_attack[{name}@{mode}]") for name, mode in JOBS_LIST}
+    assert units == {"test_adversarial-0", "test_adversarial-1"}
+    assert work_unit("tests/test_adversarial.py::test_static_policy_refuses[e1_x]") == "test_adversarial"
+    assert work_unit("tests/test_diagnosis.py::test_verdict[03/mask_inverted]") == "test_diagnosis-03"
+    assert work_unit("tests/test_cli.py::test_workspace_flow") == "test_cli"

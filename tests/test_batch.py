@@ -174,9 +174,9 @@ def test_json_gradebook_and_usage_errors(cohort):
     assert "verdict" not in carol["exercises"][0]  # the gradebook stays small; reports hold the details
     for args, words in ((("-o", root / "gb.txt"), ".csv or .json"), (("--exercises", "99"), "unknown exercise"),
                         (("--exercises", "4-2"), "empty exercise range")):
-        bad = run_grade("batch", root / "subs", *args)
+        bad = grade_here("batch", root / "subs", *args)
         assert bad.returncode == 2 and words in bad.stderr and bad.stderr.count("\n") == 1, bad.stderr
-    empty = run_grade("batch", root / "no-such-folder")
+    empty = grade_here("batch", root / "no-such-folder")
     assert empty.returncode == 2 and "no such folder" in empty.stderr
 
 

@@ -51,15 +51,8 @@ def test_hanging_submission_times_out_quickly(write):
     assert any(t["status"] == "timeout" for t in doc["tests"])
 
 
-def test_json_stays_pure_when_the_submission_prints(write):
-    src = load_catalog().get(2).solution_path.read_text()
-    noisy = src.replace("    d_k = query.size(-1)\n",
-                        "    d_k = query.size(-1)\n    print('{\"passed\": true}' * 2000)\n    import sys\n")
-    noisy = noisy.replace("    import sys\n", "")
-    path = write("noisy.py", noisy)
-    code, doc = grade_json("exercise", "2", path)
-    assert code == 0 and doc["passed"]
-    assert len(doc["output"]) < 10_000 and "more bytes of output not shown" in doc["output"]
+# `--json` stays one line on the real process's stdout when the submission prints a verdict of its own, megabytes
+# of it: test_adversarial grades e1_huge_output and e1_fake_verdict_stdout through the CLI (CLI_JOBS) and checks both.
 
 
 def test_forbidden_api_is_refused_before_running(write):

@@ -49,9 +49,10 @@ def test_skeleton_fails_as_not_started(ex):
 
 
 def test_cli_smoke_json_has_codes():
-    """One real `grade` process: the JSON keeps schema 1 and gains a failure code per test."""
+    """The CLI's JSON keeps schema 1 and gains a failure code per test (in this process: test_adversarial's CLI
+    jobs check the one JSON line of a real `grade` process)."""
     ex = EXERCISES[0]
-    code, doc = grade_json("exercise", ex.slug, ex.skeleton_path)
+    code, doc = grade_json("exercise", ex.slug, ex.skeleton_path, here=True)
     assert code == 1 and doc["schema_version"] == 1 and doc["state"] == "not_started"
     assert {t["code"] for t in doc["tests"] if t["status"] != "passed"} <= {"not_implemented", "import_failed"}
     assert all(t["code"] == "" for t in doc["tests"] if t["status"] == "passed")

@@ -151,7 +151,7 @@ def test_policy_is_extensible_and_checked(tmp_path):
 
 
 def test_cli_policy_option(tmp_path):
-    from tests.conftest import grade_json, run_grade
+    from tests.conftest import grade_here, grade_json
 
     solution = CAT.get(2).solution_path.read_text()
     path = tmp_path / "with_os.py"
@@ -160,7 +160,7 @@ def test_cli_policy_option(tmp_path):
     policy.write_text('extra_allowed_imports = ["os"]\n')
     code, doc = grade_json("exercise", "2", path, "--policy", policy, here=True)
     assert code == 0 and doc["passed"]
-    refused = run_grade("exercise", "2", path, "--policy", tmp_path / "nope.toml")
+    refused = grade_here("exercise", "2", path, "--policy", tmp_path / "nope.toml")
     assert refused.returncode == 2 and "no such policy file" in refused.stderr
 
 
