@@ -18,7 +18,7 @@ import sys
 import time
 from dataclasses import asdict
 
-from grader.sandbox import view
+from grader.sandbox import landlock, view
 from grader.sandbox.isolation import PR_SET_DUMPABLE, PR_SET_PDEATHSIG, _libc, isolate_child
 from grader.sandbox.limits import PACKAGE_PARENT, Limits, worker_env
 
@@ -181,6 +181,7 @@ def serve() -> None:
         line, _, buf = buf.partition(b"\n")
         message = json.loads(line)
         if message["op"] == "fork":
+            landlock.allowlist(tuple(message["limits"].get("hidden") or ()))  # once, for every later fork
             pid = os.fork()
             if pid == 0:
                 _child(message, fds, sock)
