@@ -9,6 +9,7 @@ a single cold `grade exercise` spawns its worker directly, which is faster when 
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -170,6 +171,7 @@ def serve() -> None:
     boot()
     warm_up()
     view.binds()  # the worker's file system view, worked out once for every fork
+    gc.freeze()  # a worker's collections leave the inherited objects alone: their pages stay shared, not copied
     codes: dict[int, int] = {}
     buf = b""
     while True:
