@@ -104,6 +104,7 @@ the marginal cost more than the ~30 ms of CPU saved per grade; the 0.3 s target 
 from __future__ import annotations
 
 import argparse
+import csv
 import ctypes
 import os
 import random
@@ -158,12 +159,14 @@ def reap_orphans() -> None:
             return
 
 
-def timed_batch(subs: Path, out: Path, jobs: int, spec: str) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the batch and every process under it: pool, fork servers, workers)."""
+def timed_batch(subs: Path, out: Path, jobs: int, spec: str, tree: Path | None = None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the batch and every process under it: pool, fork servers, workers).
+    tree: grade with the kit in that directory (PYTHONPATH) instead of the installed one."""
     reap_orphans()
+    env = {**os.environ, "PYTHONPATH": str(tree)} if tree else None
     cpu0, start = children_cpu(), time.perf_counter()
     proc = subprocess.run([*COMMAND, "batch", str(subs), "--jobs", str(jobs), "-o", str(out), "--exercises", spec,
-                           "-q"], capture_output=True, text=True)
+                           "-q"], capture_output=True, text=True, env=env, cwd=tree)
     elapsed = time.perf_counter() - start
     reap_orphans()
     if proc.returncode != 0:
@@ -179,10 +182,14 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=10, help="one-by-one CLI runs to time (then extrapolated)")
     parser.add_argument("--exercises", default="1-5")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--against", type=Path, help="an older tree: grade the same batches with it and this one, "
+                        "old small, new small, new all, old all, and compare (no one-by-one runs)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     exercises = select_exercises(args.exercises)
+    if args.against:
+        return against(args, exercises, rng)
     with tempfile.TemporaryDirectory(prefix="attention-kit-bench-") as tmp:
         tmp = Path(tmp)
         made = build(tmp / "all", args.submissions, exercises, rng)
@@ -215,6 +222,39 @@ def main() -> None:
           f"{per_submission * args.submissions:.0f} s for the batch")
     print(f"ratio one-by-one / batch marginal: {per_submission / marginal:.1f}x; "
           f"one-by-one / batch total: {per_submission * args.submissions / t_all:.1f}x")
+
+
+def gradebook_rows(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8-sig", newline="") as f:
+        return [{k: v for k, v in row.items() if k != "produced_by"} for row in csv.DictReader(f)]
+
+
+def against(args, exercises, rng) -> None:
+    with tempfile.TemporaryDirectory(prefix="attention-kit-bench-") as tmp:
+        tmp = Path(tmp)
+        build(tmp / "all", args.submissions, exercises, rng)
+        (tmp / "small").mkdir()
+        for i in range(args.small):
+            shutil.copytree(tmp / "all" / f"student{i:02d}", tmp / "small" / f"student{i:02d}")
+        trees = {"old": args.against.resolve(), "new": ROOT}
+        got = {}
+        for which, size in [("old", "small"), ("new", "small"), ("new", "all"), ("old", "all")]:
+            out = tmp / f"{which}-{size}.csv"
+            got[which, size] = timed_batch(tmp / size, out, args.jobs, args.exercises, trees[which])
+            print(f"{which} {size}: {got[which, size][0]:.1f} s wall, {got[which, size][1]:.1f} s CPU, "
+                  f"load {os.getloadavg()[0]:.1f}", flush=True)
+        n = args.submissions - args.small
+        for which in ("old", "new"):
+            wall = (got[which, "all"][0] - got[which, "small"][0]) / n
+            cpu = (got[which, "all"][1] - got[which, "small"][1]) / n
+            print(f"{which}: marginal {wall:.2f} s wall, {cpu:.2f} s CPU per submission "
+                  f"(on {args.jobs} idle cores at least {cpu / args.jobs:.2f} s)")
+        old_cpu = got["old", "all"][1] - got["old", "small"][1]
+        new_cpu = got["new", "all"][1] - got["new", "small"][1]
+        print(f"marginal CPU new/old: {new_cpu / old_cpu:.2f}")
+        for size in ("small", "all"):
+            books = [gradebook_rows(tmp / f"{which}-{size}.csv") for which in ("old", "new")]
+            print(f"gradebooks ({size}) equal but for produced_by (the kit's digest): {books[0] == books[1]}")
 
 
 if __name__ == "__main__":

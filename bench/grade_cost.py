@@ -212,7 +212,7 @@ def measure(args) -> dict:
     verdicts = []
     for number, path in files:
         v = runner.grade(exercise=catalog.get(number), path=path, limits=Limits(time_s=20), capture_attention=True)
-        verdicts.append((str(path.relative_to(ROOT)), v.passed, [d.id for d in v.diagnoses], v.score))
+        verdicts.append(("/".join(path.parts[-2:]), v.passed, [d.id for d in v.diagnoses], v.score))
     n = len(files)
     grader_cpu = (cpu() - t0) / n
     time.sleep(0.5)
@@ -262,17 +262,18 @@ def main() -> None:
             raise SystemExit(proc.stderr[-2000:])
         r = json.loads(proc.stdout.strip().splitlines()[-1])
         results[which].append(r)
-        print(f"{which}: grader {r['grader_cpu']:.3f} s, worker {r['worker_cpu']:.3f} s, frames {r['frames']:.1f}, "
+        print(f"{which}: grader {r['grader_cpu']:.3f} s, worker {r['worker_cpu']:.3f} s, fork server and reaped workers "
+              f"{r['family']:.3f} s, frames {r['frames']:.1f}, "
               f"wall {r['wall']:.2f} s, load {r['load']:.1f}", flush=True)
     for which in ("old", "new"):
         rs = results[which]
         g = sum(r["grader_cpu"] for r in rs) / len(rs)
-        w = sum(r["worker_cpu"] for r in rs) / len(rs)
-        print(f"{which} mean: grader {g:.3f} + worker {w:.3f} = {g + w:.3f} s CPU per grade")
+        w = sum(r["family"] for r in rs) / len(rs)
+        print(f"{which} mean: grader {g:.3f} + fork server and workers {w:.3f} = {g + w:.3f} s CPU per grade")
     same = all(a["verdicts"] == b["verdicts"] for a in results["old"] for b in results["new"])
     print(f"verdicts (passed, diagnoses, score) identical: {same}")
-    old = sum(r["grader_cpu"] + r["worker_cpu"] for r in results["old"])
-    new = sum(r["grader_cpu"] + r["worker_cpu"] for r in results["new"])
+    old = sum(r["grader_cpu"] + r["family"] for r in results["old"])
+    new = sum(r["grader_cpu"] + r["family"] for r in results["new"])
     print(f"CPU per grade new/old: {new / old:.2f}")
 
 

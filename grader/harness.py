@@ -22,6 +22,7 @@ REFERENCE_RESULTS: dict[tuple, tuple] = {}  # Harness.ref_run's answers, by thei
 MAX_REFERENCE_RESULTS = 4096
 REFERENCE_MODULES: dict[tuple, "Built"] = {}  # (reference file, constructor arguments, dtype, seed) -> as built
 PARAMETER_SHAPES: dict[tuple[str, str], list] = {}  # (reference file, constructor arguments) -> its parameters' shapes
+WEIGHTS: dict[tuple, dict] = {}  # (reference file, constructor arguments, seed, salt) -> Harness.weights' draw
 PRECISION_NOTES: contextvars.ContextVar[list | None] = contextvars.ContextVar("precision_notes", default=None)
 
 
@@ -109,13 +110,17 @@ class Harness:
         """Parameters in float64, scaled so that scores are neither tiny nor saturated."""
         torch.default_generator.manual_seed(self.seed)  # CPU only: torch.manual_seed also queues CUDA seeding
         key = self.reference_key(init)
-        if key not in PARAMETER_SHAPES:  # building the reference costs more than drawing its weights
-            PARAMETER_SHAPES[key] = [(name, p.shape) for name, p in self.reference(**init).named_parameters()]
-        g = self.generator(salt)
-        out = {}
-        for name, shape in PARAMETER_SHAPES[key]:
-            scale = 1.3 / math.sqrt(shape[-1]) if len(shape) > 1 else 0.2
-            out[name] = torch.randn(shape, generator=g, dtype=torch.float64) * scale
+        drawn = WEIGHTS.get((*key, self.seed, salt))
+        if drawn is None:  # drawn once per process (copied for each use): the same every grade
+            if key not in PARAMETER_SHAPES:  # building the reference costs more than drawing its weights
+                PARAMETER_SHAPES[key] = [(name, p.shape) for name, p in self.reference(**init).named_parameters()]
+            g = self.generator(salt)
+            drawn = {}
+            for name, shape in PARAMETER_SHAPES[key]:
+                scale = 1.3 / math.sqrt(shape[-1]) if len(shape) > 1 else 0.2
+                drawn[name] = torch.randn(shape, generator=g, dtype=torch.float64) * scale
+            WEIGHTS[(*key, self.seed, salt)] = drawn
+        out = {name: t.clone() for name, t in drawn.items()}
         self._origins[id(out)] = (out, {"seed": self.seed + salt, "draws": [[n, list(t.shape), 1.3 / math.sqrt(
             t.shape[-1]) if t.dim() > 1 else 0.2] for n, t in out.items()]})
         return out
