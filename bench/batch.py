@@ -100,6 +100,21 @@ old all, load 4.9-5.4): marginal 1.55 -> 0.95 s per submission (0.61x), 8 submis
 gradebooks identical but for produced_by. A second round in the reverse order (new small, old small, old all, new
 all, load 5.4-5.6): 1.64 -> 1.88 s (1.15x). The two rounds together 1.60 -> 1.42 s (0.89x): the neighbours' load moves
 the marginal cost more than the ~30 ms of CPU saved per grade; the 0.3 s target is still not met here.
+Tenth session (issue 23, item 4). This script now also counts the batch's CPU (every process under it, through a
+subreaper), and --against OLD_TREE grades the same batches with both kits. Profiled first with bench/grade_cost.py
+(CPU, not wall; load 11-16): per grade ~0.19 s of CPU, grader ~0.09 s (pytest's per-check hooks ~21%, frames 14%,
+the check bodies 13%, localization 12%, the reference's runs 9%, policy, weights and call keys ~4% each) and fork
+server plus worker ~0.10 s (the worker's Python dispatch mode watching op names for forbidden kernels more than a
+third of it, its boot ~16 ms of which Landlock's allowlist 8, fork and exit ~12-16 ms). Cut: the dispatch mode (the ops are refused by their kernels instead,
+SECURITY.md), the allowlist worked out once in the fork server, the reference's answers and the drawn weights kept
+per process, pytest's printing and fixture plugins off in the kept session, broadcast_shapes without sympy (a
+second of each pool process's CPU). grade_cost.py --ab, old/new/new/old, 20 grades each: 0.187 -> 0.149 s CPU per
+grade (0.79x; grader 0.85x, fork server and workers 0.75x), verdicts identical. This script --against 7541771,
+14 submissions (4 small), load 8.7-10.1: marginal 1.36 -> 0.85 s wall, 0.84 -> 0.46 s CPU per submission (0.55x;
+0.23 s per submission on 2 idle cores), gradebooks equal but for produced_by. An earlier round at load 15-19 (12
+and 4 submissions) gave 0.45 -> 0.64 s CPU: 8 submissions apart at that load, the marginal is noise; the fixed cost
+fell 3 s (17.3 -> 14.2 s CPU for 4 submissions: sympy). The 0.3 s target holds only as CPU per 2 cores, not as wall
+on this machine.
 """
 from __future__ import annotations
 

@@ -11,6 +11,14 @@ the reference and corpus files of each exercise, and splits each grade's CPU:
   or check that sent it, and its total just before the kill (the rest is its boot: isolation, after the fork).
 With --ab, each tree runs this script in its own process (PYTHONPATH at the tree), so grades and workers come
 from that tree; the file list is this tree's.
+
+Tenth session, the kit at 7541771 (load 11-16, 30 grades of exercises 1-5 with capture_attention, ms of CPU per
+grade): grader 91 (pytest's per-check machinery ~19, localization 11, the check bodies 12, frames 13 (waiting and
+checking 8, encoding 2, decoding 2.5), the reference's runs 8.5, the policy 3-10, weights 4, call keys 4), worker 81
+(the first request, its boot, 24; test_output_shapes' first batch 22; every run call paid the forbidden-API dispatch
+mode), fork server and reaped workers 97 (so ~16 of fork and exit). In-process replays of six grades' frames: 53-65
+ms of worker CPU with the dispatch mode, 29-33 without it, 35 with the torch function mode alone. A forked child's
+boot (isolate_child and after_boot) 16-18 ms, of which Landlock's restrict 8.5 (7 of it listing directories).
 """
 from __future__ import annotations
 
