@@ -405,7 +405,8 @@ class Results:
     def _send(self) -> list:
         """The answers from the first call up to the first error: remembered ones, the others in one request."""
         memo = self.harness._answered
-        keys = [call_key(c) if memo is not None else None for c in self.calls]
+        digests: dict = {}  # the calls of one check often send the same tensors (its weights): hashed once
+        keys = [call_key(c, digests) if memo is not None else None for c in self.calls]
         todo = [i for i, k in enumerate(keys) if k is None or k not in memo]
         if len(todo) > 1:
             sent = self.harness.batch([(self.calls[i].header, self.calls[i].tensors) for i in todo])
@@ -440,21 +441,27 @@ def _cloned(answer: tuple[list, dict]) -> tuple[list, dict]:
     return [o.clone() for o in outs], {k: None if g is None else g.clone() for k, g in grads.items()}
 
 
-def tensor_values(tensors: dict) -> tuple:
-    """Each tensor's name, dtype, shape and a digest of its values, in name order."""
+def tensor_values(tensors: dict, digests: dict | None = None) -> tuple:
+    """Each tensor's name, dtype, shape and a digest of its values, in name order. digests: id(tensor) -> (tensor,
+    digest) of tensors already hashed, for tensors that do not change meanwhile (one request's)."""
     values = []
     for name, t in sorted(tensors.items()):
-        flat = t.detach().cpu().contiguous().reshape(-1)
-        values.append((name, str(flat.dtype), tuple(t.shape),
-                       hashlib.blake2b(flat.view(torch.uint8).numpy().tobytes(), digest_size=16).digest()))
+        known = digests.get(id(t)) if digests is not None else None
+        if known is None or known[0] is not t:
+            flat = t.detach().cpu().contiguous().reshape(-1)
+            known = t, (str(flat.dtype), tuple(t.shape),
+                        hashlib.blake2b(flat.view(torch.uint8).numpy().tobytes(), digest_size=16).digest())
+            if digests is not None:
+                digests[id(t)] = known
+        values.append((name, *known[1]))
     return tuple(values)
 
 
-def call_key(call: Call) -> tuple | None:
+def call_key(call: Call, digests: dict | None = None) -> tuple | None:
     """What a run call's answer depends on: its request and the values of its tensors (None: not remembered)."""
     if call.header.get("op") != "run":
         return None
-    return json.dumps(call.header, sort_keys=True, default=repr), tensor_values(call.tensors)
+    return json.dumps(call.header, sort_keys=True, default=repr), tensor_values(call.tensors, digests)
 
 
 __all__ = ["Call", "Harness", "Results", "Mismatch", "SubmissionError", "WorkerGone", "compare", "expect", "load_reference", "unravel"]
