@@ -100,11 +100,33 @@ old all, load 4.9-5.4): marginal 1.55 -> 0.95 s per submission (0.61x), 8 submis
 gradebooks identical but for produced_by. A second round in the reverse order (new small, old small, old all, new
 all, load 5.4-5.6): 1.64 -> 1.88 s (1.15x). The two rounds together 1.60 -> 1.42 s (0.89x): the neighbours' load moves
 the marginal cost more than the ~30 ms of CPU saved per grade; the 0.3 s target is still not met here.
+Tenth session (issue 23, item 4). This script now also counts the batch's CPU (every process under it, through a
+subreaper), and --against OLD_TREE grades the same batches with both kits. Profiled first with bench/grade_cost.py
+(CPU, not wall; load 11-16): per grade ~0.19 s of CPU, grader ~0.09 s (pytest's per-check hooks ~21%, frames 14%,
+the check bodies 13%, localization 12%, the reference's runs 9%, policy, weights and call keys ~4% each) and fork
+server plus worker ~0.10 s (the worker's Python dispatch mode watching op names for forbidden kernels more than a
+third of it, its boot ~16 ms of which Landlock's allowlist 8, fork and exit ~12-16 ms). Cut: the dispatch mode (the ops are refused by their kernels instead,
+SECURITY.md), the allowlist worked out once in the fork server, the reference's answers and the drawn weights kept
+per process, pytest's printing and fixture plugins off in the kept session, broadcast_shapes without sympy (a
+second of each pool process's CPU). grade_cost.py --ab, old/new/new/old, 20 grades each: 0.187 -> 0.149 s CPU per
+grade (0.79x; grader 0.85x, fork server and workers 0.75x), verdicts identical. This script --against 7541771,
+14 submissions (4 small), load 8.7-10.1: marginal 1.36 -> 0.85 s wall, 0.84 -> 0.46 s CPU per submission (0.55x;
+0.23 s per submission on 2 idle cores), gradebooks equal but for produced_by. An earlier round at load 15-19 (12
+and 4 submissions) gave 0.45 -> 0.64 s CPU: 8 submissions apart at that load, the marginal is noise; the fixed cost
+fell 3 s (17.3 -> 14.2 s CPU for 4 submissions: sympy). Two later rounds at load 4.5-5.3: 16 submissions (4 small)
+0.86 -> 0.98 s CPU per submission; 30 (6 small) marginal 0.90 -> 0.93 s wall, 0.68 -> 0.63 s CPU (0.31 s per
+submission on 2 idle cores), the whole batch 33.6 -> 27.7 s CPU (0.82x), its fixed part 17.4 -> 12.7 s. CPU time too
+moves with the neighbours (grade_cost.py --ab gave 0.79x at load 11-17 and 0.91x at load 3.7, and one tree's two
+runs differed by 20%): the marginal cost is not met, as wall or as CPU per 2 cores.
 """
 from __future__ import annotations
 
 import argparse
+import csv
+import ctypes
+import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -137,14 +159,37 @@ def build(folder: Path, count: int, exercises, rng: random.Random) -> list[list[
     return made
 
 
-def timed_batch(subs: Path, out: Path, jobs: int, spec: str) -> float:
-    start = time.perf_counter()
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def reap_orphans() -> None:
+    """Wait for every descendant left (a pool process's fork server outlives it for a moment): with this process a
+    subreaper they are its children, and their CPU is counted in RUSAGE_CHILDREN once waited for."""
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def timed_batch(subs: Path, out: Path, jobs: int, spec: str, tree: Path | None = None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the batch and every process under it: pool, fork servers, workers).
+    tree: grade with the kit in that directory (PYTHONPATH) instead of the installed one."""
+    reap_orphans()
+    env = {**os.environ, "PYTHONPATH": str(tree)} if tree else None
+    cpu0, start = children_cpu(), time.perf_counter()
     proc = subprocess.run([*COMMAND, "batch", str(subs), "--jobs", str(jobs), "-o", str(out), "--exercises", spec,
-                           "-q"], capture_output=True, text=True)
+                           "-q"], capture_output=True, text=True, env=env, cwd=tree)
     elapsed = time.perf_counter() - start
+    reap_orphans()
     if proc.returncode != 0:
         raise SystemExit(f"grade batch exited {proc.returncode}: {proc.stderr[-800:]}")
-    return elapsed
+    return elapsed, children_cpu() - cpu0
 
 
 def main() -> None:
@@ -155,18 +200,24 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=10, help="one-by-one CLI runs to time (then extrapolated)")
     parser.add_argument("--exercises", default="1-5")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--against", type=Path, help="an older tree: grade the same batches with it and this one, "
+                        "old small, new small, new all, old all, and compare (no one-by-one runs)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
+    ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     exercises = select_exercises(args.exercises)
+    if args.against:
+        return against(args, exercises, rng)
     with tempfile.TemporaryDirectory(prefix="attention-kit-bench-") as tmp:
         tmp = Path(tmp)
         made = build(tmp / "all", args.submissions, exercises, rng)
         (tmp / "small").mkdir()
         for i in range(args.small):
             shutil.copytree(tmp / "all" / f"student{i:02d}", tmp / "small" / f"student{i:02d}")
-        t_small = timed_batch(tmp / "small", tmp / "small.csv", args.jobs, args.exercises)
-        t_all = timed_batch(tmp / "all", tmp / "all.csv", args.jobs, args.exercises)
+        t_small, c_small = timed_batch(tmp / "small", tmp / "small.csv", args.jobs, args.exercises)
+        t_all, c_all = timed_batch(tmp / "all", tmp / "all.csv", args.jobs, args.exercises)
         marginal = (t_all - t_small) / (args.submissions - args.small)
+        marginal_cpu = (c_all - c_small) / (args.submissions - args.small)
 
         files = [f for sub in made for f in sub]
         sample = rng.sample(files, min(args.sample, len(files)))
@@ -182,11 +233,46 @@ def main() -> None:
     print(f"grade batch, {args.submissions:>2} submissions: {t_all:6.1f} s  ({t_all / args.submissions:.2f} s per submission "
           f"including start-up)")
     print(f"marginal cost: {marginal:.2f} s per submission (target <= 0.3)")
+    print(f"marginal CPU: {marginal_cpu:.2f} s per submission, every process of the batch (CPU {c_small:.1f} s and "
+          f"{c_all:.1f} s); on {args.jobs} idle cores at least {marginal_cpu / args.jobs:.2f} s of wall each")
     print(f"one by one (`grade exercise N FILE`): {per_file:.2f} s per file, mean of {len(sample)} sampled runs "
           f"(median {statistics.median(one_by_one):.2f}); extrapolated to {per_submission:.2f} s per submission, "
           f"{per_submission * args.submissions:.0f} s for the batch")
     print(f"ratio one-by-one / batch marginal: {per_submission / marginal:.1f}x; "
           f"one-by-one / batch total: {per_submission * args.submissions / t_all:.1f}x")
+
+
+def gradebook_rows(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8-sig", newline="") as f:
+        return [{k: v for k, v in row.items() if k != "produced_by"} for row in csv.DictReader(f)]
+
+
+def against(args, exercises, rng) -> None:
+    with tempfile.TemporaryDirectory(prefix="attention-kit-bench-") as tmp:
+        tmp = Path(tmp)
+        build(tmp / "all", args.submissions, exercises, rng)
+        (tmp / "small").mkdir()
+        for i in range(args.small):
+            shutil.copytree(tmp / "all" / f"student{i:02d}", tmp / "small" / f"student{i:02d}")
+        trees = {"old": args.against.resolve(), "new": ROOT}
+        got = {}
+        for which, size in [("old", "small"), ("new", "small"), ("new", "all"), ("old", "all")]:
+            out = tmp / f"{which}-{size}.csv"
+            got[which, size] = timed_batch(tmp / size, out, args.jobs, args.exercises, trees[which])
+            print(f"{which} {size}: {got[which, size][0]:.1f} s wall, {got[which, size][1]:.1f} s CPU, "
+                  f"load {os.getloadavg()[0]:.1f}", flush=True)
+        n = args.submissions - args.small
+        for which in ("old", "new"):
+            wall = (got[which, "all"][0] - got[which, "small"][0]) / n
+            cpu = (got[which, "all"][1] - got[which, "small"][1]) / n
+            print(f"{which}: marginal {wall:.2f} s wall, {cpu:.2f} s CPU per submission "
+                  f"(on {args.jobs} idle cores at least {cpu / args.jobs:.2f} s)")
+        old_cpu = got["old", "all"][1] - got["old", "small"][1]
+        new_cpu = got["new", "all"][1] - got["new", "small"][1]
+        print(f"marginal CPU new/old: {new_cpu / old_cpu:.2f}")
+        for size in ("small", "all"):
+            books = [gradebook_rows(tmp / f"{which}-{size}.csv") for which in ("old", "new")]
+            print(f"gradebooks ({size}) equal but for produced_by (the kit's digest): {books[0] == books[1]}")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,10 @@ before (a8ff028, PYTHONPATH) and after, alternating with `import torch`, 7 runs,
 Ninth session: runner imports pytest after the worker has started (it was 0.8 s of the 2.6 s of imports before the
 worker spawned, at load ~7). Old (0dbdad5) and new alternating with import torch, 5 runs, load 5-7.6: 1.41x old,
 1.51x new (new/old 1.07; per pair 1.15, 0.92, 1.67, 1.17, 0.88): no gain that shows through this machine's noise.
+Tenth session: old (7541771) new new old, each `grade exercise 4` and `exercise 2` on the solution beside one
+`import torch`, load 9-10.5: exercise 4 1.26, 1.27x old, 1.14, 1.34x new (CPU of the grade and its worker 4.19, 3.67
+-> 4.01, 4.18 s: the same); exercise 2 1.68, 1.65x old, 1.33, 1.01x new (4.75, 4.05 -> 4.25, 3.93 s): its first
+expected_shapes no longer imports sympy through torch.broadcast_shapes.
 """
 from __future__ import annotations
 

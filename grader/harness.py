@@ -18,8 +18,11 @@ from grader.failures import Mismatch, expect
 from grader.numerics import FLOAT64_NATIVE, TOLERANCES, allclose, dtype_name
 from grader.sandbox import Sandbox, SubmissionError, WorkerGone
 
+REFERENCE_RESULTS: dict[tuple, tuple] = {}  # Harness.ref_run's answers, by their inputs' values
+MAX_REFERENCE_RESULTS = 4096
 REFERENCE_MODULES: dict[tuple, "Built"] = {}  # (reference file, constructor arguments, dtype, seed) -> as built
 PARAMETER_SHAPES: dict[tuple[str, str], list] = {}  # (reference file, constructor arguments) -> its parameters' shapes
+WEIGHTS: dict[tuple, dict] = {}  # (reference file, constructor arguments, seed, salt) -> Harness.weights' draw
 PRECISION_NOTES: contextvars.ContextVar[list | None] = contextvars.ContextVar("precision_notes", default=None)
 
 
@@ -38,6 +41,18 @@ def unravel(flat: int, shape) -> tuple[int, ...]:
         flat, i = divmod(flat, size) if size else (flat, 0)
         index.append(i)
     return tuple(reversed(index))
+
+
+def broadcast(*shapes) -> tuple[int, ...]:
+    """torch.broadcast_shapes, whose first call imports sympy (a second of a cold grade's CPU, and of every batch
+    pool process's)."""
+    out = []
+    for i in range(1, max(map(len, shapes), default=0) + 1):
+        sizes = {s[-i] for s in shapes if len(s) >= i} - {1}
+        if len(sizes) > 1:
+            raise RuntimeError(f"shapes {[tuple(s) for s in shapes]} do not broadcast")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(reversed(out))
 
 
 def compare(got: torch.Tensor, want: torch.Tensor, what: str, *, dtype=torch.float64, token_dim: int | None = -2,
@@ -95,13 +110,17 @@ class Harness:
         """Parameters in float64, scaled so that scores are neither tiny nor saturated."""
         torch.default_generator.manual_seed(self.seed)  # CPU only: torch.manual_seed also queues CUDA seeding
         key = self.reference_key(init)
-        if key not in PARAMETER_SHAPES:  # building the reference costs more than drawing its weights
-            PARAMETER_SHAPES[key] = [(name, p.shape) for name, p in self.reference(**init).named_parameters()]
-        g = self.generator(salt)
-        out = {}
-        for name, shape in PARAMETER_SHAPES[key]:
-            scale = 1.3 / math.sqrt(shape[-1]) if len(shape) > 1 else 0.2
-            out[name] = torch.randn(shape, generator=g, dtype=torch.float64) * scale
+        drawn = WEIGHTS.get((*key, self.seed, salt))
+        if drawn is None:  # drawn once per process (copied for each use): the same every grade
+            if key not in PARAMETER_SHAPES:  # building the reference costs more than drawing its weights
+                PARAMETER_SHAPES[key] = [(name, p.shape) for name, p in self.reference(**init).named_parameters()]
+            g = self.generator(salt)
+            drawn = {}
+            for name, shape in PARAMETER_SHAPES[key]:
+                scale = 1.3 / math.sqrt(shape[-1]) if len(shape) > 1 else 0.2
+                drawn[name] = torch.randn(shape, generator=g, dtype=torch.float64) * scale
+            WEIGHTS[(*key, self.seed, salt)] = drawn
+        out = {name: t.clone() for name, t in drawn.items()}
         self._origins[id(out)] = (out, {"seed": self.seed + salt, "draws": [[n, list(t.shape), 1.3 / math.sqrt(
             t.shape[-1]) if t.dim() > 1 else 0.2] for n, t in out.items()]})
         return out
@@ -140,8 +159,29 @@ class Harness:
                 dtype=torch.float64, grad_out=None):
         """Reference outputs (and gradients, when grad_out is given), mirroring what the worker does.
 
-        A module's run uses the process's kept module, its state (and gradients) reset first, instead of a copy of
-        it (a deep copy cost more than the run); a thread that finds it in use takes a copy."""
+        The reference is trusted and runs in eval mode, so its answer depends only on the inputs: answers are kept
+        per process (REFERENCE_RESULTS, by the inputs' values; a copy each time), and every grade of an exercise asks
+        the same questions first. A module's run uses the process's kept module, its state (and gradients) reset
+        first, instead of a copy of it (a deep copy cost more than the run); a thread that finds it in use takes a copy."""
+        key = self._ref_key(init, args, kwargs, params, dtype, grad_out)
+        known = REFERENCE_RESULTS.get(key)
+        if known is None:
+            known = self._ref_run(init, args, kwargs, params=params, dtype=dtype, grad_out=grad_out)
+            while len(REFERENCE_RESULTS) >= MAX_REFERENCE_RESULTS:
+                REFERENCE_RESULTS.pop(next(iter(REFERENCE_RESULTS)))
+            REFERENCE_RESULTS[key] = _cloned(known)
+        return _cloned(known)
+
+    def _ref_key(self, init, args, kwargs, params, dtype, grad_out) -> tuple:
+        scalars = {k: v for k, v in (kwargs or {}).items() if not isinstance(v, torch.Tensor)}
+        tensors = {f"arg{i}": a for i, a in enumerate(args)}
+        tensors.update({f"kw.{k}": v for k, v in (kwargs or {}).items() if isinstance(v, torch.Tensor)})
+        tensors.update({f"param.{k}": v for k, v in (params or {}).items()})
+        tensors.update({f"gout{i}": g for i, g in enumerate(grad_out or [])})
+        return (str(self.exercise.solution_path), None if init is None else self.reference_key(init)[1], self.seed,
+                str(dtype), grad_out is not None, repr(sorted(scalars.items())), tensor_values(tensors))
+
+    def _ref_run(self, init, args, kwargs, *, params, dtype, grad_out):
         if init is None:
             return self._ref_call(self.reference, args, kwargs, dtype, grad_out, False)
         built = self._built(init, dtype)
@@ -174,7 +214,7 @@ class Harness:
         if init is not None:
             return [(*args[0].shape[:-1], self.exercise.dim("output", init))]
         q, k, v = args[:3]
-        lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+        lead = broadcast(q.shape[:-2], k.shape[:-2], v.shape[:-2])
         return [(*lead, q.shape[-2], v.shape[-1]), (*lead, q.shape[-2], k.shape[-2])]
 
     # -- the submission, in the sandbox -----------------------------------------------------
@@ -365,7 +405,8 @@ class Results:
     def _send(self) -> list:
         """The answers from the first call up to the first error: remembered ones, the others in one request."""
         memo = self.harness._answered
-        keys = [call_key(c) if memo is not None else None for c in self.calls]
+        digests: dict = {}  # the calls of one check often send the same tensors (its weights): hashed once
+        keys = [call_key(c, digests) if memo is not None else None for c in self.calls]
         todo = [i for i, k in enumerate(keys) if k is None or k not in memo]
         if len(todo) > 1:
             sent = self.harness.batch([(self.calls[i].header, self.calls[i].tensors) for i in todo])
@@ -395,16 +436,32 @@ def _copied(answer: tuple[dict, dict]) -> tuple[dict, dict]:
     return copy.deepcopy(reply), {k: v.clone() for k, v in out.items()}
 
 
-def call_key(call: Call) -> tuple | None:
+def _cloned(answer: tuple[list, dict]) -> tuple[list, dict]:
+    outs, grads = answer
+    return [o.clone() for o in outs], {k: None if g is None else g.clone() for k, g in grads.items()}
+
+
+def tensor_values(tensors: dict, digests: dict | None = None) -> tuple:
+    """Each tensor's name, dtype, shape and a digest of its values, in name order. digests: id(tensor) -> (tensor,
+    digest) of tensors already hashed, for tensors that do not change meanwhile (one request's)."""
+    values = []
+    for name, t in sorted(tensors.items()):
+        known = digests.get(id(t)) if digests is not None else None
+        if known is None or known[0] is not t:
+            flat = t.detach().cpu().contiguous().reshape(-1)
+            known = t, (str(flat.dtype), tuple(t.shape),
+                        hashlib.blake2b(flat.view(torch.uint8).numpy().tobytes(), digest_size=16).digest())
+            if digests is not None:
+                digests[id(t)] = known
+        values.append((name, *known[1]))
+    return tuple(values)
+
+
+def call_key(call: Call, digests: dict | None = None) -> tuple | None:
     """What a run call's answer depends on: its request and the values of its tensors (None: not remembered)."""
     if call.header.get("op") != "run":
         return None
-    values = []
-    for name, t in sorted(call.tensors.items()):
-        t = t.detach().cpu().contiguous().reshape(-1)
-        values.append((name, str(t.dtype), tuple(call.tensors[name].shape),
-                       hashlib.blake2b(t.view(torch.uint8).numpy().tobytes(), digest_size=16).digest()))
-    return json.dumps(call.header, sort_keys=True, default=repr), tuple(values)
+    return json.dumps(call.header, sort_keys=True, default=repr), tensor_values(call.tensors, digests)
 
 
 __all__ = ["Call", "Harness", "Results", "Mismatch", "SubmissionError", "WorkerGone", "compare", "expect", "load_reference", "unravel"]

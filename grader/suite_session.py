@@ -24,14 +24,21 @@ import pytest
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 UNUSED_PLUGINS = ("cacheprovider", "randomly", "xdist", "timeout", "unraisableexception", "threadexception",
                   "logging", "faulthandler", "warnings", "doctest", "junitxml", "pastebin", "stepwise", "legacypath")
+# A kept session prints nothing anyone reads, and its checks use no fixture but the suites' own: these plugins' hooks
+# (three reports per check for the terminal, a wrapper round each phase for capture, one round each fixture for
+# setuponly) were a fifth of the suite's CPU in a grade.
+SILENT_PLUGINS = ("terminal", "capture", "assertion", "unittest", "debugging", "setuponly", "setupplan", "tmpdir",
+                  "monkeypatch", "recwarn", "python_path", "freeze_support")
 PYTEST_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")  # read by pytest.main: unset for the hidden suite's run
 
 
-def pytest_args(*extra: str) -> list[str]:
-    args = [str(SUITES_DIR), "-q", "-c", os.devnull, "--rootdir", str(SUITES_DIR), "--confcutdir", str(SUITES_DIR),
-            "--noconftest", "-p", "grader.suites.conftest", "--disable-plugin-autoload", "--assert=plain", "--tb=no",
-            "--capture=no", *extra]  # pytest must not swap fds 0-2: watch reads keys and prints while a grade runs
-    for plugin in UNUSED_PLUGINS:
+def pytest_args(*extra: str, silent: bool = False) -> list[str]:
+    """silent: without the plugins that only print, capture or offer fixtures (SILENT_PLUGINS; a kept session).
+    Otherwise --capture=no: pytest must not swap fds 0-2, watch reads keys and prints while a grade runs."""
+    shown = [] if silent else ["-q", "--assert=plain", "--tb=no", "--capture=no"]
+    args = [str(SUITES_DIR), "-c", os.devnull, "--rootdir", str(SUITES_DIR), "--confcutdir", str(SUITES_DIR),
+            "--noconftest", "-p", "grader.suites.conftest", "--disable-plugin-autoload", *shown, *extra]
+    for plugin in UNUSED_PLUGINS + (SILENT_PLUGINS if silent else ()):
         args += ["-p", f"no:{plugin}"]
     return args
 
@@ -121,7 +128,7 @@ class KeptSession:
         self.config = self.session = None
         sink = _Discard()
         with _quiet(sink):  # pytest's terminal reporter keeps this stream for the session's life
-            config = _prepareconfig(pytest_args(), [self.relay, ShortReports()])
+            config = _prepareconfig(pytest_args(silent=True), [self.relay, ShortReports()])
             try:
                 config._do_configure()
                 session = Session.from_config(config)

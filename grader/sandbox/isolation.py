@@ -29,6 +29,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import fcntl
+import functools
 import itertools
 import os
 import platform
@@ -115,6 +116,7 @@ def worker_uid(pid: int) -> int:
     return UID_BASE + pid
 
 
+@functools.cache  # once in the fork server: its workers inherit it
 def _libc():
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p)

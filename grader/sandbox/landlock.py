@@ -13,6 +13,7 @@ processes outside its domain, nor reach abstract Unix sockets made outside it.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import platform
 
@@ -52,6 +53,14 @@ class _RulesetAttr(ctypes.Structure):  # struct landlock_ruleset_attr as of ABI 
 def rules(workdir: str, handled: int, hidden: tuple[str, ...] = ()) -> list[tuple[str, int]]:
     """(path, rights): the allowlist of view.binds, where a directory holding site-packages, a copy of
     the kit or a hidden one is readable only entry by entry around it (its names stay listable)."""
+    return [*allowlist(tuple(hidden)), (workdir, handled & ~EXECUTE)]
+
+
+@functools.cache
+def allowlist(hidden: tuple[str, ...] = ()) -> tuple[tuple[str, int], ...]:
+    """rules() but the worker's own directory. Listing the directories around the holes costs a worker ~7 ms: the
+    fork server works it out once, before its first fork (zygote.serve), on the host's view, whose bound directories
+    the private root shows unchanged (a path it lacks is skipped when the rule is added)."""
     binds, _, empty = view.binds(hidden)
     holes = view.holes(hidden)
     out = []
@@ -59,8 +68,7 @@ def rules(workdir: str, handled: int, hidden: tuple[str, ...] = ()) -> list[tupl
         out += [(target, READ_DIR)] + [(path, EXECUTE | READ_FILE | READ_DIR) for path in view.readable(target, holes)]
     out += [(site, READ_DIR) for site in empty + view._site_dirs()]  # names only: imports scan these
     out += [(f"/dev/{name}", READ_FILE | WRITE_FILE) for name in DEVICES]
-    out += [(workdir, handled & ~EXECUTE)]
-    return out
+    return tuple(out)
 
 
 def restrict(workdir: str, hidden: tuple[str, ...] = (), files: bool = True) -> tuple[str, str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import functools
 import importlib.util
 import inspect
 import io
@@ -58,13 +59,20 @@ class _LazyDynamo(types.ModuleType):
         return getattr(real, name)
 
 
-# what a forbidden API's name looks like among torch functions (__name__) and aten ops (name())
+# what a forbidden API's name looks like among torch functions (__name__) and dispatcher ops (name())
 KERNELS = {"scaled_dot_product_attention": "scaled_dot_product", "MultiheadAttention": "multi_head_attention",
            "multi_head_attention_forward": "multi_head_attention"}
 
 
-# The dispatcher's kernels behind a forbidden API, replaced in this worker by one that refuses: unlike the modes
-# above, a submission that switched the Python-level watch off still meets these (SECURITY.md, layer 4).
+def pattern(api: str) -> str:
+    name = api.rsplit(".", 1)[-1]
+    return KERNELS.get(name, name)
+
+
+# The dispatcher's kernels behind a forbidden API, replaced in this worker by one that refuses: unlike the torch
+# function mode below, a submission that switched the Python-level watch off still meets these (SECURITY.md,
+# layer 4). These are refused under these keys whether or not this build has a kernel there (CUDA ones on a CPU
+# build); besides them, every op whose name holds a KERNELS pattern is refused wherever it has a kernel (op_kernels).
 KERNEL_BLOCKS = {
     "scaled_dot_product_attention": [
         ("scaled_dot_product_attention", "CompositeImplicitAutograd"),
@@ -77,29 +85,58 @@ KERNEL_BLOCKS = {
 }
 KERNEL_BLOCKS["MultiheadAttention"] = KERNEL_BLOCKS["multi_head_attention_forward"] = [
     ("_native_multi_head_attention", "CPU"), ("_native_multi_head_attention", "CUDA")]
+BACKENDS = ("CPU", "CUDA", "HIP", "XLA", "MPS", "IPU", "XPU", "HPU", "VE", "Lazy", "MTIA", "MAIA", "PrivateUse1",
+            "PrivateUse2", "PrivateUse3", "Meta")
+# every key a call can end at (a backend kernel of any layout, or a composite one), and autograd's: wherever an op is
+# called from, whatever mode or transform runs above, it reaches one of these
+BLOCK_KEYS = ("Autograd", "CompositeImplicitAutograd", "CompositeImplicitAutogradNestedTensor", "CompositeExplicitAutograd",
+              "CompositeExplicitAutogradNonFunctional",
+              *(layout + backend for layout in ("", "Quantized", "Sparse", "SparseCsr", "NestedTensor") for backend in BACKENDS))
+
+
+@functools.cache
+def op_kernels(pattern: str) -> tuple[tuple[str, str, str], ...]:
+    """(namespace, op.overload, dispatch key) of every kernel, under BLOCK_KEYS, of every registered op whose name
+    holds pattern. What a dispatch mode matching op names would have seen, found once per process (warm_up does it
+    for KERNELS in the fork server: the search costs ~20 ms, a worker's registration of its results ~1 ms)."""
+    keys = [(key, getattr(torch._C.DispatchKey, key)) for key in BLOCK_KEYS if hasattr(torch._C.DispatchKey, key)]
+    found = []
+    for name in sorted(torch._C._dispatch_get_all_op_names()):
+        if pattern not in name:
+            continue
+        namespace, op = name.split("::", 1)
+        found += [(namespace, op, key) for key, k in keys if torch._C._dispatch_has_kernel_for_dispatch_key(name, k)]
+    return tuple(found)
 
 
 def block_kernels(forbidden: list[str], used: set[str]) -> None:
-    """Replace the kernels behind the forbidden APIs with one that records the call and refuses. The registration is leaked on purpose and never reachable from Python (no Library
-    wrapper, whose finalizer or _destroy() would undo it, and no reference that gc.get_objects() could find)."""
+    """Replace the kernels behind the forbidden APIs with one that records the call and refuses: those of
+    KERNEL_BLOCKS and, for the fused attention APIs (KERNELS), every kernel of an op whose name holds the API's
+    pattern (op_kernels). The registrations are leaked on purpose and never reachable from Python (no Library
+    wrapper, whose finalizer or _destroy() would undo them, and no reference that gc.get_objects() could find)."""
     import ctypes
     import warnings
 
-    blocks = [(api, op, key) for api in forbidden for op, key in KERNEL_BLOCKS.get(api.rsplit(".", 1)[-1], [])]
-    if not blocks:
-        return
-    registration = torch._C._dispatch_library("IMPL", "aten", "", __file__, 0)
-    for api, op, key in blocks:
-        def refuse(*args, _api=api, _op=op, **kwargs):
+    blocks = {("aten", op, key): api for api in forbidden for op, key in KERNEL_BLOCKS.get(api.rsplit(".", 1)[-1], [])}
+    for api in forbidden:
+        for kernel in op_kernels(pattern(api)) if pattern(api) in KERNELS.values() else ():
+            blocks.setdefault(kernel, api)
+    registrations = {}
+    for (namespace, op, key), api in blocks.items():
+        if namespace not in registrations:
+            registrations[namespace] = torch._C._dispatch_library("IMPL", namespace, "", __file__, 0)
+
+        def refuse(*args, _api=api, _op=f"{namespace}::{op}", **kwargs):
             used.add(_api)
-            raise ForbiddenAPI(f"forbidden_api: {_api} is not allowed in this exercise (called at run time as aten::{_op})")
+            raise ForbiddenAPI(f"forbidden_api: {_api} is not allowed in this exercise (called at run time as {_op})")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
             try:
-                registration.impl(op, key, refuse, False)
+                registrations[namespace].impl(op, key, refuse, False)
             except (RuntimeError, ValueError):  # an op or key this build of torch does not have
                 continue
-    ctypes.pythonapi.Py_IncRef(ctypes.py_object(registration))  # lives as long as the worker, unreachable
+    for registration in registrations.values():
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(registration))  # lives as long as the worker, unreachable
 
 
 class ForbiddenAPI(Exception):
@@ -107,15 +144,19 @@ class ForbiddenAPI(Exception):
 
 
 class Watch(TorchFunctionMode):
-    """Records (and refuses) calls of the exercise's forbidden kernels while the submission runs, at
-    the torch-function level (F.scaled_dot_product_attention, however it was looked up) and at the
-    dispatcher (torch.ops.aten._scaled_dot_product_flash_attention_for_cpu and friends)."""
+    """Records (and refuses) calls of the exercise's forbidden APIs while the submission runs, at the torch-function
+    level (F.scaled_dot_product_attention, F.multi_head_attention_forward, however they were looked up) and, for a
+    forbidden name other than the fused attention APIs, at the dispatcher (aten ops named like it).
+
+    The fused attention APIs' ops are refused beneath it by their kernels (block_kernels: every op named like them,
+    in C++, whether or not the submission runs): a dispatch mode watching op names did the same in Python, at ~10 us
+    per op of every call, more than a third of a worker's CPU in a grade."""
 
     def __init__(self, forbidden: list[str], used: set[str]):
         super().__init__()
-        self.patterns = {KERNELS.get(name.rsplit(".", 1)[-1], name.rsplit(".", 1)[-1]): name for name in forbidden}
+        self.patterns = {pattern(name): name for name in forbidden}
         self.used = used
-        self.dispatch = _DispatchWatch(self)
+        self.dispatch = _DispatchWatch(self) if set(self.patterns) - set(KERNELS.values()) else None
 
     def match(self, name: str) -> None:
         for pattern, api in self.patterns.items():
@@ -129,11 +170,13 @@ class Watch(TorchFunctionMode):
 
     def __enter__(self):
         super().__enter__()
-        self.dispatch.__enter__()
+        if self.dispatch is not None:
+            self.dispatch.__enter__()
         return self
 
     def __exit__(self, *exc):
-        self.dispatch.__exit__(*exc)
+        if self.dispatch is not None:
+            self.dispatch.__exit__(*exc)
         return super().__exit__(*exc)
 
 
@@ -472,6 +515,8 @@ def warm_up() -> None:
     with emulated:
         lin(x.detach().to("cuda")).masked_fill(torch.ones(3, 4, dtype=torch.bool, device="cuda"), 0.0).sum().item()
     load(safetensors_bytes({"x": x.detach().float()}))
+    for name in set(KERNELS.values()):
+        op_kernels(name)
 
 
 def main() -> None:

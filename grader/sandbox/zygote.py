@@ -9,6 +9,7 @@ a single cold `grade exercise` spawns its worker directly, which is faster when 
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -18,7 +19,7 @@ import sys
 import time
 from dataclasses import asdict
 
-from grader.sandbox import view
+from grader.sandbox import landlock, view
 from grader.sandbox.isolation import PR_SET_DUMPABLE, PR_SET_PDEATHSIG, _libc, isolate_child
 from grader.sandbox.limits import PACKAGE_PARENT, Limits, worker_env
 
@@ -170,6 +171,7 @@ def serve() -> None:
     boot()
     warm_up()
     view.binds()  # the worker's file system view, worked out once for every fork
+    gc.freeze()  # a worker's collections leave the inherited objects alone: their pages stay shared, not copied
     codes: dict[int, int] = {}
     buf = b""
     while True:
@@ -181,6 +183,7 @@ def serve() -> None:
         line, _, buf = buf.partition(b"\n")
         message = json.loads(line)
         if message["op"] == "fork":
+            landlock.allowlist(tuple(message["limits"].get("hidden") or ()))  # once, for every later fork
             pid = os.fork()
             if pid == 0:
                 _child(message, fds, sock)
