@@ -3,11 +3,14 @@ call applies was built, where a layer is created."""
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 
 MASKING = {"masked_fill", "masked_fill_", "where"}
 
 
+@lru_cache(maxsize=8)
 def parse(source: str) -> ast.Module | None:
+    """The submission's tree, parsed once per text and shared by every helper here: never mutate it."""
     try:
         return ast.parse(source)
     except (SyntaxError, ValueError):
@@ -96,8 +99,8 @@ def applies_mask(source: str, line: int) -> bool:
 
 def assignments(source: str) -> dict[str, int]:
     """Attribute name -> the line of its first `self.<name> = ...` in the file (where a layer is created)."""
-    found = {}
-    for node in ast.walk(ast.parse(source)):
+    found, tree = {}, parse(source)
+    for node in ast.walk(tree) if tree is not None else ():
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
         for t in targets:
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
