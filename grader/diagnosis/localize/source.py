@@ -108,6 +108,14 @@ def assignments(source: str) -> dict[str, int]:
     return found
 
 
+def chosen_by_condition(source: str, line: int) -> bool:
+    """The statement on `line` assigns a value picked by a condition (`self.w_o = nn.Linear(d, d) if project_out
+    else nn.Identity()`): the condition, made elsewhere, is as likely wrong as what is picked."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    return isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.IfExp)
+
+
 def statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
     """The innermost simple statement spanning `line` (not a def, a class or the header of a block), or None."""
     stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
@@ -150,6 +158,33 @@ def built_elsewhere(source: str, line: int, bases: bool = False) -> dict[str, in
         where = assigned_lines(func, name)
         if len(where) == 1 and (a := where.pop()) != line:
             found[name] = a
+    return found
+
+
+def size_chosen_elsewhere(source: str, line: int) -> dict[str, int]:
+    """{name: line} for the sizes the statement on `line` reads that another statement of a function holding it
+    chose: a slice bound set by a statement making that one size (`seq = x.size(-1)`, `n = self.d_out`, then
+    `mask[:seq, :seq]`), or a size picked by a condition anywhere in it (`T = x.size(1) if cache is None else 1`,
+    then a closure's `t.view(B, T, h, d)`). When `line` raises on a shape, that choice is where it comes from; sizes
+    unpacked together from a shape (`B, T, _ = x.shape`) are what they are."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    if stmt is None:
+        return {}
+    funcs = sorted((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and n.lineno <= line <= (n.end_lineno or n.lineno)), key=lambda n: -n.lineno)
+    bounds = {id(x) for n in ast.walk(stmt) if isinstance(n, ast.Subscript) for x in ast.walk(n.slice)}
+    found = {}
+    for n in ast.walk(stmt):
+        if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)) or n.id in found:
+            continue
+        where = next((w for f in funcs if (w := assigned_lines(f, n.id))), set())
+        if len(where) != 1 or (a := next(iter(where))) == line:
+            continue
+        made = statement_at(tree, a)
+        chosen = isinstance(getattr(made, "value", None), ast.IfExp) and reads_size(source, a, conditional=True)
+        if chosen or id(n) in bounds and names_one_value(source, a) and reads_size(source, a):
+            found[n.id] = a
     return found
 
 
@@ -374,12 +409,13 @@ def in_helper(source: str, line: int) -> bool:
     called = any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Name) and n.func.id == func.name
                  or isinstance(n.func, ast.Attribute) and n.func.attr == func.name) for n in ast.walk(tree))
     params = {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)} - {"self"}
-    return called and bool(params & set(names_read_at(tree, line)))
+    return called and bool(params & set(names_read_at(tree, line, bases=True)))
 
 
-def reads_size(source: str, line: int) -> bool:
+def reads_size(source: str, line: int, conditional: bool = False) -> bool:
     """The statement on `line` only reads sizes (`d = q.shape[-1]`, `B, T, C = x.size()`, `n = len(x)`,
-    `nh, hd = self.num_heads, self.head_dim`): values that are what they are."""
+    `nh, hd = self.num_heads, self.head_dim`): values that are what they are. conditional=True: also a size chosen
+    by a condition (`T = x.size(1) if cache is None else 1`)."""
     tree = parse(source)
     stmt = statement_at(tree, line) if tree is not None else None
     if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
@@ -388,6 +424,10 @@ def reads_size(source: str, line: int) -> bool:
     def size(v) -> bool:
         if isinstance(v, ast.Tuple):
             return all(size(x) for x in v.elts)
+        if isinstance(v, ast.Starred):
+            return size(v.value)
+        if conditional and isinstance(v, ast.IfExp):
+            return size(v.body) and size(v.orelse)
         if isinstance(v, ast.Subscript):
             v = v.value
         if isinstance(v, ast.Attribute):
@@ -420,6 +460,26 @@ def assigned_before(source: str, line: int) -> dict[str, int]:
         if above:
             found[name] = max(above)
     return found
+
+
+def bound_at(source: str, line: int, name: str) -> int | None:
+    """The line where the value that `line` reads as `name` got its name: its last assignment above `line`, going
+    back past updates of itself (`q = q.view(B, T, h, d).transpose(1, 2)` after `q, k, v = qkv.split(C, 2)`)."""
+    tree = parse(source)
+    func = function_at(tree, line) if tree is not None else None
+    if func is None:
+        return None
+    lines = sorted(assigned_lines(func, name))
+    at = line
+    while True:
+        above = [a for a in lines if a < at]
+        if not above:
+            return at if at != line else None
+        at = max(above)
+        stmt = statement_at(tree, at)
+        value = getattr(stmt, "value", None)
+        if value is None or not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(value)):
+            return at
 
 
 def makes_tensor(source: str, line: int) -> bool:
