@@ -41,11 +41,8 @@ def cast_elsewhere(al: Alignment, line: int) -> tuple[int, Traced] | None:
     for name, a in built_elsewhere(al.source, line, bases=True).items():
         if (on := [e for e in al.entries if e.line == a]):
             made[name] = (a, on[-1])
-    dtypes = {e.tensor.dtype for _, e in made.values()}
-    if len(dtypes) != 2:
-        return None
-    odd = [(a, e) for a, e in made.values() if sum(x.tensor.dtype == e.tensor.dtype for _, x in made.values()) == 1]
-    return odd[0] if len(odd) == 1 and len(made) > 1 and odd[0][1].tensor.dtype != torch.float64 else None
+    odd = [(a, e) for a, e in made.values() if e.tensor.dtype != torch.float64]  # the trace runs in float64
+    return odd[0] if len(odd) == 1 and len(made) > 1 else None
 
 
 def moved_before(al: Alignment, e: Traced) -> bool:
