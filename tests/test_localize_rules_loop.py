@@ -58,12 +58,3 @@ def test_a_divergence_inside_a_helper_is_not_located():
     al = loc.Alignment([loc.Traced("matmul", 6, a * 3)], [stage("output", 60, out)], reference=reference, source=src)
     assert rules.first_divergence(al).line == 6
 
-
-def test_a_loop_that_never_masks_where_the_reference_does_is_not_located():
-    g = torch.Generator().manual_seed(25)
-    a, out = torch.randn(2, 3, generator=g, dtype=torch.float64), torch.randn(4, 3, generator=g, dtype=torch.float64)
-    reference = [loc.Traced("matmul", 50, a), loc.Traced("masked_fill", 51, a.masked_fill(a > 1, float("-inf")))]
-    entries = [loc.Traced("matmul", 20, a), loc.Traced("maximum", 21, a * 3)]
-    assert rules.first_divergence(loc.Alignment(entries, [stage("output", 60, out)], reference=reference)) is rules.ABSTAIN
-    masked = entries + [loc.Traced("masked_fill", 22, a)]
-    assert rules.first_divergence(loc.Alignment(masked, [stage("output", 60, out)], reference=reference)).line == 21

@@ -138,15 +138,18 @@ def test_a_value_named_as_the_scale_is_blamed_where_it_is_made():
     assert rules.value_built_before(scaled(5, 0.5, helper)) is rules.ABSTAIN  # made in g's body: not on line 4
 
 
-def test_a_scale_from_sizes_unpacked_together_and_used_once_is_not_located():
-    src = ("import math\ndef f(q, k, v):\n    *_, n, d = v.shape\n    s = q @ k.transpose(-2, -1)\n"
-           "    return s / math.sqrt(d)\n")
+def test_a_scale_from_sizes_unpacked_for_it_is_blamed_where_they_are_unpacked():
+    src = ("import math\ndef f(q, k, v):\n    *_, n, d = v.shape\n    assert k.shape[-2] == n\n"
+           "    s = q @ k.transpose(-2, -1)\n    return s / math.sqrt(d)\n")
     g = torch.Generator().manual_seed(26)
     q, k = torch.randn(2, 5, 4, generator=g, dtype=torch.float64), torch.randn(2, 5, 4, generator=g, dtype=torch.float64)
     scores = q @ k.transpose(-2, -1)
     stages = [stage("scores", 30, scores), stage("scaled_scores", 31, scores / 2)]
-    al = loc.Alignment([loc.Traced("matmul", 4, scores), loc.Traced("div", 5, scores / 3)], stages, source=src)
-    assert rules.value_built_before(al) is rules.ABSTAIN  # the tensor unpacked, or the name picked from it
+    al = loc.Alignment([loc.Traced("matmul", 5, scores), loc.Traced("div", 6, scores / 3)], stages, source=src)
+    found = rules.value_built_before(al)
+    assert found is not None and found is not rules.ABSTAIN and found.line == 3, found  # n is only checked
+    shaping = src.replace("assert k.shape[-2] == n", "q = q.view(2, n, 4)")
+    assert rules.value_built_before(loc.Alignment(al.entries, stages, source=shaping)) is None  # n shapes: the line picked d
 
 
 def test_an_operand_made_from_the_mask_alone_is_not_where_the_scores_part():

@@ -199,6 +199,23 @@ def names_one_value(source: str, line: int) -> bool:
     return len(targets) == 1 and isinstance(targets[0], ast.Name)
 
 
+def made_for(source: str, line: int, name: str) -> bool:
+    """The statement on `line` unpacks `name` with other names that no other statement of its function reads but an
+    assert (`*_, seq_k, d = value.shape`, seq_k only checked): it was written for the use of `name`."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    func = function_at(tree, line) if tree is not None else None
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], (ast.Tuple, ast.List)) \
+            or func is None:
+        return False
+    others = {x.id for x in ast.walk(stmt.targets[0]) if isinstance(x, ast.Name) and x.id != name}
+    if name not in {x.id for x in ast.walk(stmt.targets[0]) if isinstance(x, ast.Name)}:
+        return False
+    asserts = {id(x) for n in ast.walk(func) if isinstance(n, ast.Assert) for x in ast.walk(n)}
+    return not any(isinstance(n, ast.Name) and n.id in others and isinstance(n.ctx, ast.Load) and id(n) not in asserts
+                   for n in ast.walk(func))
+
+
 def mask_argument(source: str, line: int) -> str | None:
     """The local name a masking call on `line` takes as its mask (`s.masked_fill(blocked, ...)`), or None."""
     tree = parse(source)

@@ -2,16 +2,11 @@
 from __future__ import annotations
 
 from grader.diagnosis.localize.alignment import Alignment, also_computed
-from grader.diagnosis.localize.source import MASKING, in_called_function
+from grader.diagnosis.localize.source import in_called_function
 from grader.diagnosis.localize.rules.abstain import ABSTAIN
 from grader.diagnosis.localize.rules.kinds import MOVES
 from grader.diagnosis.localize.rules.tensors import line_result, products, scaled_reference
 from grader.diagnosis.localize.rules.values import built_before
-
-
-def masks(entries) -> bool:
-    """A masking call (masked_fill, where) ran in this trace."""
-    return any(e.op.removesuffix("_") in MASKING for e in entries)
 
 
 def first_divergence(al: Alignment):
@@ -21,8 +16,6 @@ def first_divergence(al: Alignment):
         return None
     if products(al.entries) < products(al.reference):
         return ABSTAIN  # fewer matrix products than the reference: a loop skipped work, no line computes a wrong value
-    if masks(al.reference) and not masks(al.entries):
-        return ABSTAIN  # the reference masks scores and the submission never does: where that belongs, a matter of taste
     ends = [(i, e) for i, e in al.rest if line_result(al.entries, i)]
     if not ends:
         return None
