@@ -426,7 +426,7 @@ def in_helper(source: str, line: int) -> bool:
     called = any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Name) and n.func.id == func.name
                  or isinstance(n.func, ast.Attribute) and n.func.attr == func.name) for n in ast.walk(tree))
     params = {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)} - {"self"}
-    return called and bool(params & set(names_read_at(tree, line, bases=True)))
+    return called and bool(params & set(names_read_at(tree, line)))
 
 
 def reads_size(source: str, line: int, conditional: bool = False) -> bool:
