@@ -29,11 +29,12 @@ def test_a_size_chosen_on_another_line_as_a_slice_bound_or_by_a_condition():
            "    n = x.size(1) if cache is None else 1\n"
            "    def split(t):\n"
            "        return t.view(B, n, H, -1)\n"
-           "    m = pad[:seq, :seq] / seq\n"
+           "    P = 0 if cache is None else cache.size(2)\n"
+           "    m = pad[P:seq, P:seq] / seq\n"
            "    return pad.view(B, 1, 1, T), split(x), m[:T, :T]\n")
-    assert source.size_chosen_elsewhere(src, 7) == {"seq": 2}  # a slice bound made for its use
+    assert source.size_chosen_elsewhere(src, 8) == {"seq": 2}  # a slice bound made for its use; P = 0 by default
     assert source.size_chosen_elsewhere(src, 6) == {"n": 4}  # picked by a condition, read in a closure
-    assert source.size_chosen_elsewhere(src, 8) == {}  # sizes unpacked together from a shape are what they are
+    assert source.size_chosen_elsewhere(src, 9) == {}  # sizes unpacked together from a shape are what they are
     assert source.size_chosen_elsewhere(src, 2) == {}
 
 

@@ -164,8 +164,8 @@ def built_elsewhere(source: str, line: int, bases: bool = False) -> dict[str, in
 def size_chosen_elsewhere(source: str, line: int) -> dict[str, int]:
     """{name: line} for the sizes the statement on `line` reads that another statement of a function holding it
     chose: a slice bound set by a statement making that one size (`seq = x.size(-1)`, `n = self.d_out`, then
-    `mask[:seq, :seq]`), or a size picked by a condition anywhere in it (`T = x.size(1) if cache is None else 1`,
-    then a closure's `t.view(B, T, h, d)`). When `line` raises on a shape, that choice is where it comes from; sizes
+    `mask[:seq, :seq]`), or a size assumed by a condition anywhere in it (`T = x.size(1) if cache is None else 1`,
+    then a closure's `t.view(B, T, h, d)`; not the empty default of `P = 0 if cache is None else cache.size(2)`). When `line` raises on a shape, that choice is where it comes from; sizes
     unpacked together from a shape (`B, T, _ = x.shape`) are what they are."""
     tree = parse(source)
     stmt = statement_at(tree, line) if tree is not None else None
@@ -181,8 +181,9 @@ def size_chosen_elsewhere(source: str, line: int) -> dict[str, int]:
         where = next((w for f in funcs if (w := assigned_lines(f, n.id))), set())
         if len(where) != 1 or (a := next(iter(where))) == line:
             continue
-        made = statement_at(tree, a)
-        chosen = isinstance(getattr(made, "value", None), ast.IfExp) and reads_size(source, a, conditional=True)
+        value = getattr(statement_at(tree, a), "value", None)
+        chosen = isinstance(value, ast.IfExp) and reads_size(source, a, conditional=True) and any(
+            isinstance(b, ast.Constant) and isinstance(b.value, int) and b.value > 0 for b in (value.body, value.orelse))
         if chosen or id(n) in bounds and names_one_value(source, a) and reads_size(source, a):
             found[n.id] = a
     return found

@@ -42,7 +42,7 @@ def cast_elsewhere(al: Alignment, line: int) -> tuple[int, Traced] | None:
         if (on := [e for e in al.entries if e.line == a]):
             made[name] = (a, on[-1])
     odd = [(a, e) for a, e in made.values() if e.tensor.dtype != torch.float64]  # the trace runs in float64
-    return odd[0] if len(odd) == 1 and len(made) > 1 else None
+    return odd[0] if len(odd) == 1 else None
 
 
 def moved_before(al: Alignment, e: Traced) -> bool:
