@@ -57,4 +57,3 @@ def test_a_divergence_inside_a_helper_is_not_located():
     assert rules.first_divergence(al) is rules.ABSTAIN
     al = loc.Alignment([loc.Traced("matmul", 6, a * 3)], [stage("output", 60, out)], reference=reference, source=src)
     assert rules.first_divergence(al).line == 6
-
