@@ -72,6 +72,19 @@ def test_tracer_attributes_lines_and_keeps_only_derived_float_tensors(traced):
     assert all(not e.tensor.requires_grad and e.tensor.is_contiguous() for e in t.entries)
 
 
+def test_tracer_tells_the_data_flow_from_what_a_mask_alone_makes(write):
+    path = write("masked_mod.py", "def f(q, mask):\n    visible = (~mask).to(q.dtype)\n    return q * visible\n")
+    f = load(path, "masked_mod").f
+    q, mask = torch.randn(2, 3, dtype=torch.float64), torch.tensor([[True, False, False]] * 2)
+    with Tracer(str(path), [q, mask]) as t:
+        f(q, mask)
+    assert [(e.op, e.line, e.data) for e in t.entries] == [("to", 2, False), ("mul", 3, True)]
+    good = {"entries": [{**good_entry(line=2), "data": False}, {**good_entry(), "data": "yes"}]}
+    z = torch.zeros(2, 3, dtype=torch.float64)
+    entries, _ = loc.validate(good, {"trace.0": z, "trace.1": z}, n_lines=10)
+    assert [e.data for e in entries] == [False, True]  # not a bool: taken as data, as an old worker's entries
+
+
 def test_tracer_is_bounded(traced):
     path, f = traced
     x, w = inputs()

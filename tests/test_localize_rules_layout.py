@@ -98,3 +98,32 @@ def test_heads_merged_otherwise_on_one_line_or_abstain_over_several():
     assert rules.merged_otherwise(loc.Alignment(entries, stages, source=two)) is rules.ABSTAIN
     right = [loc.Traced("matmul", 2, ctx), loc.Traced("reshape", 3, merged), loc.Traced("linear", 4, merged @ w * 2)]
     assert rules.merged_otherwise(loc.Alignment(right, stages, source=one)) is None  # merged right: not this rule's case
+
+
+def test_a_merge_taken_apart_on_one_line_and_put_together_on_the_next_is_not_located():
+    g = torch.Generator().manual_seed(21)
+    ctx = torch.randn(2, 3, 5, 4, generator=g, dtype=torch.float64)
+    stages = [stage("context", 10, ctx), stage("merged", 11, ctx.transpose(1, 2).reshape(2, 5, 12))]
+    src = "def f(y):\n    y = y @ y\n    parts = torch.unbind(y, dim=2)\n    m = torch.cat(parts, -1).reshape(2, 5, 12)\n    return m\n"
+    parts = torch.unbind(ctx, dim=2)
+    wrong = torch.cat(parts, -1).reshape(2, 5, 12)
+    entries = [loc.Traced("matmul", 2, ctx), *(loc.Traced("unbind", 3, p) for p in parts),
+               loc.Traced("cat", 4, torch.cat(parts, -1)), loc.Traced("reshape", 4, wrong)]
+    found = rules.scrambled_layout(loc.Alignment(entries, stages, source=src))
+    assert isinstance(found, rules.Abstain) and found.cause == "heads_merge_wrong", found
+
+
+def test_swapped_roles_are_located_where_the_scores_operands_get_their_names():
+    g = torch.Generator().manual_seed(22)
+    q, k, v = (torch.randn(3, 2, 5, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    stages = [stage("queries", 5, q), stage("keys", 6, k), stage("values", 7, v), stage("scores", 8, q @ k.transpose(-2, -1))]
+    src = ("def f(x, layer):\n    parts = layer(x).chunk(3, -1)\n    v, k, q = [p.view(3, 2, 5, 4) for p in parts]\n"
+           "    return q @ k.transpose(-2, -1)\n")
+    entries = [loc.Traced("chunk", 2, t) for t in (q, k, v)] + [loc.Traced("view", 3, t) for t in (v, k, q)]
+    al = loc.Alignment(entries + [loc.Traced("matmul", 4, v @ k.transpose(-2, -1))], stages, source=src)
+    assert rules.swapped_roles(al, 4).line == 3  # the unpacking order, not the chunk
+    split = ("def f(x, layer):\n    q, k, v = layer(x).chunk(3, -1)\n    k = k.view(3, 2, 5, 4)\n"
+             "    return v @ k.transpose(-2, -1)\n")
+    al = loc.Alignment(entries[:3] + [loc.Traced("view", 3, k), loc.Traced("matmul", 4, v @ k.transpose(-2, -1))],
+                       stages, source=split)
+    assert rules.swapped_roles(al, 4).line == 2  # k renamed by its own view: bound where the chunk is unpacked

@@ -66,3 +66,24 @@ def test_a_raise_in_a_helper_its_one_caller_passes_unshaped_values_is_its_own_li
     assert rules.raised_here(loc.Alignment([], stages, {"type": "IndexError", "line": 2}, source=shaped)) is rules.ABSTAIN
     twice = helper.replace("return attend(", "attend(x, x)\n        return attend(")
     assert not source.passed_unshaped(twice, 2)  # two callers: which one passed what does not fit is not known
+
+
+def test_a_raise_on_a_size_chosen_elsewhere_or_an_operand_cast_elsewhere_names_that_line():
+    g = torch.Generator().manual_seed(23)
+    s = torch.randn(2, 5, 5, generator=g, dtype=torch.float64)
+    stages = [stage("scores", 30, s), stage("masked_scores", 31, s.masked_fill(torch.ones(5, 5, dtype=torch.bool).triu(1), float("-inf")))]
+    src = ("class A:\n    def forward(self, x, s):\n        width = x.size(-1)\n"
+           "        return s.masked_fill(self.future[:width, :width], float('-inf'))\n")
+    al = loc.Alignment([loc.Traced("matmul", 9, s)], stages, {"type": "RuntimeError", "line": 4}, source=src)
+    found = rules.raised_here(al)
+    assert found.line == 3 and "size chosen at line 3" in found.evidence, found
+    unpacked = src.replace("width = x.size(-1)", "B, width, C = x.shape")
+    al = loc.Alignment([loc.Traced("matmul", 9, s)], stages, {"type": "RuntimeError", "line": 4}, source=unpacked)
+    assert rules.raised_here(al).line == 4  # sizes unpacked from a shape are what they are: the line that raised
+    v = torch.randn(2, 5, 4, generator=g, dtype=torch.float64)
+    w = torch.softmax(s[:, :3], -1)  # 3 queries, 5 keys
+    ctx = [stage("values", 29, v), stage("weights", 30, w), stage("context", 31, w @ v)]
+    cast = "def f(s, v):\n    w = s.softmax(-1, dtype=torch.float32)\n    u = v * 1\n    return w @ u\n"
+    entries = [loc.Traced("softmax", 2, w.float()), loc.Traced("mul", 3, v)]
+    found = rules.raised_here(loc.Alignment(entries, ctx, {"type": "RuntimeError", "line": 4}, source=cast))
+    assert found.line == 2 and "float32" in found.evidence, found

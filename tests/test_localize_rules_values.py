@@ -136,3 +136,35 @@ def test_a_value_named_as_the_scale_is_blamed_where_it_is_made():
     assert rules.value_built_before(scaled(4, 0.5, other)) is rules.ABSTAIN  # made or used wrongly: not known
     helper = "def g(k):\n    return k.size(-1)\ndef f(q, k):\n    scale = g(k)\n    s = q @ k.transpose(-2, -1) / scale\n"
     assert rules.value_built_before(scaled(5, 0.5, helper)) is rules.ABSTAIN  # made in g's body: not on line 4
+
+
+def test_a_scale_from_sizes_unpacked_for_it_is_blamed_where_they_are_unpacked():
+    src = ("import math\ndef f(q, k, v):\n    *_, n, d = v.shape\n    assert k.shape[-2] == n\n"
+           "    s = q @ k.transpose(-2, -1)\n    return s / math.sqrt(d)\n")
+    g = torch.Generator().manual_seed(26)
+    q, k = torch.randn(2, 5, 4, generator=g, dtype=torch.float64), torch.randn(2, 5, 4, generator=g, dtype=torch.float64)
+    scores = q @ k.transpose(-2, -1)
+    stages = [stage("scores", 30, scores), stage("scaled_scores", 31, scores / 2)]
+    al = loc.Alignment([loc.Traced("matmul", 5, scores), loc.Traced("div", 6, scores / 3)], stages, source=src)
+    found = rules.value_built_before(al)
+    assert found is not None and found is not rules.ABSTAIN and found.line == 3, found  # n is only checked
+    shaping = src.replace("assert k.shape[-2] == n", "q = q.view(2, n, 4)")
+    assert rules.value_built_before(loc.Alignment(al.entries, stages, source=shaping)) is None  # n shapes: the line picked d
+
+
+def test_an_operand_made_from_the_mask_alone_is_not_where_the_scores_part():
+    s, masked = scores_pair()
+    stages = [stage("scores", 30, s), stage("masked_scores", 31, masked)]
+    keep = (~torch.ones(5, 5, dtype=torch.bool).triu(1)).double()
+    entries = [loc.Traced("matmul", 9, s), loc.Traced("to", 10, keep, data=False), loc.Traced("mul", 11, s * keep)]
+    al = loc.Alignment(entries, stages)
+    assert al.pick[1].line == 11 and "holds 0" in al.how[0], al.how
+    assert loc.align(entries, stages).line == 11
+
+
+def test_a_tensor_whose_halves_the_reference_computes_is_computed_too():
+    g = torch.Generator().manual_seed(27)
+    x1, x2, c = (torch.randn(3, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    reference = [loc.Traced("mul", 40, x1 * c), loc.Traced("mul", 41, x2 * c)]
+    assert loc.also_computed(loc.Traced("mul", 9, torch.cat([x1, x2], -1) * torch.cat([c, c], -1)), reference)
+    assert not loc.also_computed(loc.Traced("mul", 9, torch.cat([x1, -x2], -1) * torch.cat([c, c], -1)), reference)

@@ -27,6 +27,7 @@ class Entry:
     op: str
     line: int
     tensor: torch.Tensor
+    data: bool = True  # computed from a floating source (inputs, weights), not from a bool mask or int positions alone
 
 
 def op_name(func) -> str:
@@ -54,6 +55,8 @@ class Tracer(TorchFunctionMode):
     sources: the tensors the trace starts from (inputs, parameters); an op's output is kept
     only when one of its arguments is a source or a kept output. An op called from another
     file (torch.nn.functional, a helper module) is attributed to the line of path that led to it.
+    Each entry says whether it derives from a floating source (data) or only from the others
+    (a bool mask, int positions): `(~mask).float()` is an operand, never the data flow itself.
     """
 
     def __init__(self, path: str, sources=(), *, max_entries: int = MAX_ENTRIES, max_elements: int = MAX_ELEMENTS):
@@ -64,14 +67,19 @@ class Tracer(TorchFunctionMode):
         self.entries: list[Entry] = []
         self.truncated = False
         self._derived: dict[int, weakref.ref] = {}
+        self._data: set[int] = set()
         for t in sources:
-            self._mark(t)
+            self._mark(t, isinstance(t, torch.Tensor) and t.is_floating_point())
 
-    def _mark(self, t: torch.Tensor) -> None:
+    def _mark(self, t: torch.Tensor, data: bool) -> None:
         try:
             self._derived[id(t)] = weakref.ref(t)
         except TypeError:
-            pass
+            return
+        if data:
+            self._data.add(id(t))
+        else:
+            self._data.discard(id(t))
 
     def _is_derived(self, t: torch.Tensor) -> bool:
         ref = self._derived.get(id(t))
@@ -88,13 +96,15 @@ class Tracer(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        if getattr(func, "__name__", None) not in FRESH and any(self._is_derived(t) for t in _tensors((args, kwargs))):
+        inputs = [t for t in _tensors((args, kwargs)) if self._is_derived(t)]
+        if getattr(func, "__name__", None) not in FRESH and inputs:
+            data = any(id(t) in self._data for t in inputs)
             for t in _tensors(out):
-                self._mark(t)
-                self._record(func, t)
+                self._mark(t, data)
+                self._record(func, t, data)
         return out
 
-    def _record(self, func, t: torch.Tensor) -> None:
+    def _record(self, func, t: torch.Tensor, data: bool = True) -> None:
         if t.dtype not in FLOATS or t.device.type == "meta" or t.numel() == 0:
             return
         if len(self.entries) >= self.max_entries or t.numel() > self.budget:
@@ -104,4 +114,4 @@ class Tracer(TorchFunctionMode):
         if line is None:
             return
         self.budget -= t.numel()
-        self.entries.append(Entry(op_name(func), line, t.detach().to("cpu", copy=True).contiguous()))
+        self.entries.append(Entry(op_name(func), line, t.detach().to("cpu", copy=True).contiguous(), data))

@@ -421,8 +421,8 @@ class Worker:
                 fn(*args, **kwargs)
         except Exception as exc:  # the partial trace still locates what ran; the suite reports the exception
             raised = {"type": type(exc).__name__[:80], "line": self.error(exc)["error"]["line"]}
-        entries = [{"op": e.op, "line": e.line, "shape": list(e.tensor.shape), "dtype": str(e.tensor.dtype).removeprefix("torch.")}
-                   for e in tracer.entries]
+        entries = [{"op": e.op, "line": e.line, "shape": list(e.tensor.shape), "dtype": str(e.tensor.dtype).removeprefix("torch."),
+                    "data": e.data} for e in tracer.entries]
         reply = {"ok": True, "entries": entries, "raised": raised, "truncated": tracer.truncated}
         return reply, {f"trace.{i}": e.tensor for i, e in enumerate(tracer.entries)}
 

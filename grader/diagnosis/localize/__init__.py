@@ -14,6 +14,7 @@ The pipeline, one module per stage:
   text.py        stage names as words
   parameters.py  parameters the grader could not load: the line creating the layer
   raising.py     an exception raised only for some inputs: the line the worker reported
+  gate.py        the stages each named mistake acts on: a line elsewhere is not reported
 """
 from grader.diagnosis.layout import equivalent, same_values
 from grader.diagnosis.localize.align import RULES, align

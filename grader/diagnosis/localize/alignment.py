@@ -15,9 +15,15 @@ from grader.diagnosis.localize.text import label
 
 
 def also_computed(e: Traced, reference: list[Traced]) -> bool:
-    """The reference computes this tensor too, on a line that names no stage (x[..., :half], cos, a slice of x):
+    """The reference computes this tensor too, on a line that names no stage (x[..., :half], cos, a slice of x), or
+    both halves of its last dim (`x * cos` on the whole vector where the reference takes `x1 * cos`, `x2 * cos`):
     an intermediate both compute is not where the submission parts from the reference."""
-    return any(r.tensor.numel() == e.tensor.numel() and equivalent(e.tensor, r.tensor) for r in reference)
+    def computed(t):
+        return any(r.tensor.numel() == t.numel() and equivalent(t, r.tensor) for r in reference)
+    if computed(e.tensor):
+        return True
+    n = e.tensor.shape[-1] if e.tensor.dim() else 1
+    return n > 1 and n % 2 == 0 and all(computed(h) for h in e.tensor.split(n // 2, dim=-1))
 
 
 class Alignment:
@@ -63,7 +69,9 @@ class Alignment:
 
     @cached_property
     def rest(self) -> list[tuple[int, Traced]]:
-        return [(i, e) for i, e in self.odd if i > self.start]
+        """Odd entries after `through`; for a stage the reference computes from the data, not those made from a mask
+        or positions alone (`visible = (~mask).float()`, then `scores * visible`): an operand, not the data flow."""
+        return [(i, e) for i, e in self.odd if i > self.start and (e.data or not self.failing.data)]
 
     @cached_property
     def same_size(self) -> list[tuple[int, Traced]]:

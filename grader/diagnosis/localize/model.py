@@ -11,6 +11,7 @@ class Traced:
     op: str
     line: int
     tensor: torch.Tensor
+    data: bool = True  # derived from a floating input or weight, not from a bool mask or int positions alone
 
 
 @dataclass
@@ -19,6 +20,7 @@ class Stage:
     line: int
     tensor: torch.Tensor
     strict: bool = False  # a layout-only step after an earlier stage (merged heads): matched in its own shape
+    data: bool = True  # the reference computes it from a floating input or weight (the angles: from positions alone)
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 
 from grader.diagnosis.localize.model import Localization
-from grader.diagnosis.localize.source import assignments
+from grader.diagnosis.localize.source import assignments, chosen_by_condition
 
 log = logging.getLogger(__name__)
 
@@ -13,7 +13,7 @@ def parameter_line(ex, harness, source: str, init: dict | None = None) -> Locali
     """For parameters that do not match the contract (names, shapes, a bias ignored), the line creating the layer.
 
     The mismatch itself is behaviour (the parameters the worker reports); the line is where that layer's
-    attribute is assigned. Never raises."""
+    attribute is assigned, unless a condition picks the layer there (no line). Never raises."""
     try:
         return _parameter_line(ex, harness, source, init or ex.config) if ex.kind == "module" else None
     except Exception:  # feedback only
@@ -28,6 +28,8 @@ def _parameter_line(ex, harness, source: str, init: dict) -> Localization | None
     lines = assignments(source)
     for name in odd:
         layer = name.split(".")[0]
+        if layer in lines and chosen_by_condition(source, lines[layer]):
+            return None  # the layer is picked by a condition: the condition or the layer, not known
         if layer in lines:
             what = ("is not a parameter the contract has" if name not in want else
                     "is missing: the layer is created without it" if name not in got else

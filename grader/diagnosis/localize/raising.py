@@ -3,13 +3,15 @@ does not raise, so the alignment finds nothing; the line that raised is the one 
 from __future__ import annotations
 
 from grader.diagnosis.localize.model import Localization
-from grader.diagnosis.localize.source import aliases, built_elsewhere, in_called_function, parse, passed_unshaped, statement_at
+from grader.diagnosis.localize.source import (aliases, built_elsewhere, in_called_function, parse, passed_unshaped,
+                                              size_chosen_elsewhere, statement_at)
 
 
 def raising_line(verdict, source: str, codes: tuple[str, ...]) -> Localization | None:
     """The submission's own line that raised, for a verdict named runtime_error, when the failures that raised (codes)
     agree on one line and that line reads no other name for an argument (`src = x`) and is not in a helper (which
-    works on what a caller passed) unless its one caller passes its arguments unshaped (passed_unshaped): else None."""
+    works on what a caller passed) unless its one caller passes its arguments unshaped (passed_unshaped): else None. A size the line reads that one other line chose (size_chosen_elsewhere:
+    `T = x.size(1) if cache is None else 1`) is where the shape comes from: that line."""
     if not verdict.diagnoses or verdict.diagnoses[0].id != "runtime_error":
         return None
     raised = [t for t in verdict.failures() if t.code in codes and t.line is not None]
@@ -18,6 +20,10 @@ def raising_line(verdict, source: str, codes: tuple[str, ...]) -> Localization |
         return None
     (line,) = lines
     tree = parse(source)
+    if tree is not None and len(chosen := set(size_chosen_elsewhere(source, line).values())) == 1:
+        a = chosen.pop()
+        return Localization(a, "output", None, f"it raised at line {line} (in {raised[0].name}), on inputs other than "
+                                               f"the traced call's, on a size chosen at line {a}")
     if tree is None or statement_at(tree, line) is None \
             or in_called_function(source, line) and not passed_unshaped(source, line) \
             or any(aliases(source, a) for a in built_elsewhere(source, line).values()):

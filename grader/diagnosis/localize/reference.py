@@ -33,7 +33,7 @@ def stages_from_trace(entries, lines: dict[int, list[str]]) -> list[Stage]:
     for line, names in lines.items():
         on_line = [(i, e) for i, e in enumerate(entries) if e.line == line]
         for name, (i, e) in zip(reversed(names), reversed(on_line)):
-            found.append((i, Stage(name, line, e.tensor)))
+            found.append((i, Stage(name, line, e.tensor, data=getattr(e, "data", True))))
     return [s for _, s in sorted(found, key=lambda p: p[0])]
 
 
@@ -60,4 +60,4 @@ def trace_reference(ref, call: dict, *, seed: int = 0) -> list[Traced]:
     kwargs = {**kwargs, **call.get("scalars", {})}
     with torch.no_grad(), tracer:
         fn(*args, **kwargs)
-    return [Traced(e.op, e.line, e.tensor) for e in tracer.entries]
+    return [Traced(e.op, e.line, e.tensor, e.data) for e in tracer.entries]

@@ -6,6 +6,7 @@ import logging
 import torch
 
 from grader.diagnosis.localize.align import decide
+from grader.diagnosis.localize.gate import acts_on
 from grader.diagnosis.localize.rules import Abstain
 from grader.diagnosis.localize.model import Localization
 from grader.diagnosis.localize.parameters import parameter_line
@@ -119,8 +120,13 @@ def localize_verdict(verdict, ex, harness, source: str) -> None:
         from grader.diagnosis import RAISED_CODES
 
         found = raising_line(verdict, source, RAISED_CODES)
-    verdict.localization = found.to_json() if found is not None else None
     if found is not None and found.cause is not None:
         from grader.diagnosis import named_by_localization
 
         verdict.diagnoses = named_by_localization(verdict.diagnoses, found.cause, found.evidence)
+    named = verdict.diagnoses[0].id if verdict.diagnoses else None
+    if found is not None and not acts_on(named, found.stage):
+        log.debug("exercise %s: line %d is at the %s, which %s does not act on: no line", ex.number, found.line,
+                  found.stage, named)
+        found = None
+    verdict.localization = found.to_json() if found is not None else None

@@ -3,11 +3,14 @@ call applies was built, where a layer is created."""
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 
 MASKING = {"masked_fill", "masked_fill_", "where"}
 
 
+@lru_cache(maxsize=8)
 def parse(source: str) -> ast.Module | None:
+    """The submission's tree, parsed once per text and shared by every helper here: never mutate it."""
     try:
         return ast.parse(source)
     except (SyntaxError, ValueError):
@@ -96,13 +99,21 @@ def applies_mask(source: str, line: int) -> bool:
 
 def assignments(source: str) -> dict[str, int]:
     """Attribute name -> the line of its first `self.<name> = ...` in the file (where a layer is created)."""
-    found = {}
-    for node in ast.walk(ast.parse(source)):
+    found, tree = {}, parse(source)
+    for node in ast.walk(tree) if tree is not None else ():
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
         for t in targets:
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                 found.setdefault(t.attr, node.lineno)
     return found
+
+
+def chosen_by_condition(source: str, line: int) -> bool:
+    """The statement on `line` assigns a value picked by a condition (`self.w_o = nn.Linear(d, d) if project_out
+    else nn.Identity()`): the condition, made elsewhere, is as likely wrong as what is picked."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    return isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.IfExp)
 
 
 def statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
@@ -150,6 +161,34 @@ def built_elsewhere(source: str, line: int, bases: bool = False) -> dict[str, in
     return found
 
 
+def size_chosen_elsewhere(source: str, line: int) -> dict[str, int]:
+    """{name: line} for the sizes the statement on `line` reads that another statement of a function holding it
+    chose: a slice bound set by a statement making that one size (`seq = x.size(-1)`, `n = self.d_out`, then
+    `mask[:seq, :seq]`), or a size assumed by a condition anywhere in it (`T = x.size(1) if cache is None else 1`,
+    then a closure's `t.view(B, T, h, d)`; not the empty default of `P = 0 if cache is None else cache.size(2)`). When `line` raises on a shape, that choice is where it comes from; sizes
+    unpacked together from a shape (`B, T, _ = x.shape`) are what they are."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    if stmt is None:
+        return {}
+    funcs = sorted((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and n.lineno <= line <= (n.end_lineno or n.lineno)), key=lambda n: -n.lineno)
+    bounds = {id(x) for n in ast.walk(stmt) if isinstance(n, ast.Subscript) for x in ast.walk(n.slice)}
+    found = {}
+    for n in ast.walk(stmt):
+        if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)) or n.id in found:
+            continue
+        where = next((w for f in funcs if (w := assigned_lines(f, n.id))), set())
+        if len(where) != 1 or (a := next(iter(where))) == line:
+            continue
+        value = getattr(statement_at(tree, a), "value", None)
+        chosen = isinstance(value, ast.IfExp) and reads_size(source, a, conditional=True) and any(
+            isinstance(b, ast.Constant) and isinstance(b.value, int) and b.value > 0 for b in (value.body, value.orelse))
+        if chosen or id(n) in bounds and names_one_value(source, a) and reads_size(source, a):
+            found[n.id] = a
+    return found
+
+
 def names_one_value(source: str, line: int) -> bool:
     """The statement on `line` assigns one local name (`d = x.shape[-1]`), not several at once (`B, T, C = x.shape`):
     a value made for its use, rather than one of several read together and picked from later."""
@@ -159,6 +198,23 @@ def names_one_value(source: str, line: int) -> bool:
         return False
     targets = stmts[0].targets if isinstance(stmts[0], ast.Assign) else [stmts[0].target]
     return len(targets) == 1 and isinstance(targets[0], ast.Name)
+
+
+def made_for(source: str, line: int, name: str) -> bool:
+    """The statement on `line` unpacks `name` with other names that no other statement of its function reads but an
+    assert (`*_, seq_k, d = value.shape`, seq_k only checked): it was written for the use of `name`."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    func = function_at(tree, line) if tree is not None else None
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], (ast.Tuple, ast.List)) \
+            or func is None:
+        return False
+    others = {x.id for x in ast.walk(stmt.targets[0]) if isinstance(x, ast.Name) and x.id != name}
+    if name not in {x.id for x in ast.walk(stmt.targets[0]) if isinstance(x, ast.Name)}:
+        return False
+    asserts = {id(x) for n in ast.walk(func) if isinstance(n, ast.Assert) for x in ast.walk(n)}
+    return not any(isinstance(n, ast.Name) and n.id in others and isinstance(n.ctx, ast.Load) and id(n) not in asserts
+                   for n in ast.walk(func))
 
 
 def mask_argument(source: str, line: int) -> str | None:
@@ -374,9 +430,10 @@ def in_helper(source: str, line: int) -> bool:
     return called and bool(params & set(names_read_at(tree, line)))
 
 
-def reads_size(source: str, line: int) -> bool:
+def reads_size(source: str, line: int, conditional: bool = False) -> bool:
     """The statement on `line` only reads sizes (`d = q.shape[-1]`, `B, T, C = x.size()`, `n = len(x)`,
-    `nh, hd = self.num_heads, self.head_dim`): values that are what they are."""
+    `nh, hd = self.num_heads, self.head_dim`): values that are what they are. conditional=True: also a size chosen
+    by a condition (`T = x.size(1) if cache is None else 1`)."""
     tree = parse(source)
     stmt = statement_at(tree, line) if tree is not None else None
     if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
@@ -385,6 +442,10 @@ def reads_size(source: str, line: int) -> bool:
     def size(v) -> bool:
         if isinstance(v, ast.Tuple):
             return all(size(x) for x in v.elts)
+        if isinstance(v, ast.Starred):
+            return size(v.value)
+        if conditional and isinstance(v, ast.IfExp):
+            return size(v.body) and size(v.orelse)
         if isinstance(v, ast.Subscript):
             v = v.value
         if isinstance(v, ast.Attribute):
@@ -417,6 +478,26 @@ def assigned_before(source: str, line: int) -> dict[str, int]:
         if above:
             found[name] = max(above)
     return found
+
+
+def bound_at(source: str, line: int, name: str) -> int | None:
+    """The line where the value that `line` reads as `name` got its name: its last assignment above `line`, going
+    back past updates of itself (`q = q.view(B, T, h, d).transpose(1, 2)` after `q, k, v = qkv.split(C, 2)`)."""
+    tree = parse(source)
+    func = function_at(tree, line) if tree is not None else None
+    if func is None:
+        return None
+    lines = sorted(assigned_lines(func, name))
+    at = line
+    while True:
+        above = [a for a in lines if a < at]
+        if not above:
+            return at if at != line else None
+        at = max(above)
+        stmt = statement_at(tree, at)
+        value = getattr(stmt, "value", None)
+        if value is None or not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(value)):
+            return at
 
 
 def makes_tensor(source: str, line: int) -> bool:

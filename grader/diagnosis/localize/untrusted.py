@@ -33,7 +33,8 @@ def validate(reply, out, n_lines: int) -> tuple[list[Traced], dict | None]:
             dropped += 1
             continue
         budget -= t.numel()
-        entries.append(Traced(re.sub(r"[^\w.]", "", op)[:40] or "op", line, t))
+        data = e.get("data", True)
+        entries.append(Traced(re.sub(r"[^\w.]", "", op)[:40] or "op", line, t, data if isinstance(data, bool) else True))
     if dropped:
         log.debug("dropped %d malformed trace entries", dropped)
     raised = reply.get("raised")

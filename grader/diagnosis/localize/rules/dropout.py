@@ -5,11 +5,14 @@ from grader.diagnosis.localize.alignment import Alignment
 from grader.diagnosis.localize.compare import part_dims
 from grader.diagnosis.localize.text import label
 from grader.diagnosis.localize.rules.abstain import ABSTAIN
+from grader.diagnosis.localize.rules.reads import untraced_reads
 from grader.diagnosis.localize.rules.tensors import dropped_from
+from grader.diagnosis.localize.source import reads_size
 
 
 def dropout_misplaced(al: Alignment):
-    """A dropout that is not the reference's: active in evaluation, or applied to another tensor."""
+    """A dropout that is not the reference's: active in evaluation, or applied to another tensor. Active in
+    evaluation with a rate or flag made on another line the trace does not follow: that line or the call, no line."""
     for i, e in al.odd:
         if "dropout" not in e.op:
             continue
@@ -17,6 +20,8 @@ def dropout_misplaced(al: Alignment):
             earlier = [x for x in al.entries[:i] if x.tensor.numel() == e.tensor.numel()][-4:]
             if not any(dropped_from(e.tensor, x.tensor) for x in earlier):
                 continue  # an inactive dropout passing on a tensor that differs for another reason
+            if any(not reads_size(al.source, a) for a in untraced_reads(al, e.line).values()):
+                return ABSTAIN  # its rate or flag is set on another line (`p = self.dropout if self.train else 0`)
             stage = next((s for s in al.stages if s.name == "dropped_weights"), al.failing)
             before = [s for s in al.stages[:al.stages.index(stage)] if al.match[s.name] is not None and s.name != stage.name]
             return al.at(e.line, stage, f"the tensor at line {e.line} ({e.op}) is the first that differs: dropout is active "

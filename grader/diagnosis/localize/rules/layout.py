@@ -5,7 +5,7 @@ from grader.diagnosis.localize.alignment import Alignment
 from grader.diagnosis.localize.compare import PARALLEL, matches
 from grader.diagnosis.localize.explain import REARRANGED
 from grader.diagnosis.localize.model import Localization
-from grader.diagnosis.localize.source import index_built_at, makes_tensor, reads_size
+from grader.diagnosis.localize.source import assigned_before, bound_at, index_built_at, makes_tensor, reads_size
 from grader.diagnosis.localize.text import label
 from grader.diagnosis.localize.rules.abstain import ABSTAIN, Abstain
 from grader.diagnosis.localize.rules.kinds import MOVES, REARRANGE
@@ -63,7 +63,8 @@ def input_laid_out_otherwise(al: Alignment):
 
 def swapped_roles(al: Alignment, line: int) -> Localization | None:
     """Queries, keys and values each computed right, by one call that returns them together (a fused split), but
-    the scores combine the wrong ones: the roles are assigned in another order on that line."""
+    the scores combine the wrong ones: the roles are assigned in another order on the line where the scores'
+    operands got their names (that call's line, or the line unpacking its results)."""
     if al.failing.name != "scores" or any(al.match.get(n) is None for n in ("queries", "keys", "values")):
         return None
     where = {al.entries[al.match[n]].line for n in ("queries", "keys", "values")}
@@ -73,6 +74,10 @@ def swapped_roles(al: Alignment, line: int) -> Localization | None:
     if not any(other_roles(e.tensor, al) for e in at_line):
         return None  # not a product of other roles: something else (a layout inside a helper) differs
     split = where.pop()
+    traced = {e.line for e in al.entries}
+    operands = {b for n in assigned_before(al.source, line) if (b := bound_at(al.source, line, n)) in traced}
+    if len(operands) == 1:
+        split = operands.pop()  # where the scores' operands got their names (`v, k, q = [... for c in chunks]`)
     return al.at(split, al.failing, f"line {split} computes the queries, keys and values, but the scores at line {line} "
                                     f"combine other ones than the reference's queries and keys: the results of line "
                                     f"{split} are taken in another order than they are laid out", through=None)

@@ -4,10 +4,10 @@ from __future__ import annotations
 from grader.diagnosis.localize.alignment import Alignment
 from grader.diagnosis.localize.compare import PARALLEL
 from grader.diagnosis.localize.source import (assigned_before, built_elsewhere, aliases, in_helper, mask_built_at,
-                                             passed_unshaped)
+                                             passed_unshaped, size_chosen_elsewhere)
 from grader.diagnosis.localize.text import label
 from grader.diagnosis.localize.rules.abstain import ABSTAIN
-from grader.diagnosis.localize.rules.reads import shaped_elsewhere
+from grader.diagnosis.localize.rules.reads import cast_elsewhere, shaped_elsewhere
 
 
 def raised_here(al: Alignment):
@@ -21,12 +21,21 @@ def raised_here(al: Alignment):
     if elsewhere and built is not None:  # a mask that does not broadcast: the line that shapes it
         return al.at(built, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, applying the "
                                         f"mask built at line {built}, before computing the {label(al.failing.name)}")
+    if len(chosen := set(size_chosen_elsewhere(al.source, raised["line"]).values())) == 1:
+        a = chosen.pop()
+        return al.at(a, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, on a size "
+                                    f"chosen at line {a}, before computing the {label(al.failing.name)}")
     if in_helper(al.source, raised["line"]) and not passed_unshaped(al.source, raised["line"]):
         return ABSTAIN  # raised in a helper on what a caller passed: which call, and which argument, is not known
     if any(aliases(al.source, a) for a in built_elsewhere(al.source, raised["line"]).values()):
         return ABSTAIN  # it reads another name for an argument (`src = x`): the name chosen there may be the mistake
     if reads_later_stage(al, raised["line"]):
         return ABSTAIN  # raised on a stage the reference computes after the failing one: a skipped step may be the mistake
+    if (cast := cast_elsewhere(al, raised["line"])) is not None:
+        a, e = cast
+        return al.at(a, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, on the tensor "
+                                    f"of line {a} ({e.op}), computed in {str(e.tensor.dtype).removeprefix('torch.')} "
+                                    f"where the other operands are not")
     if (shaped := shaped_elsewhere(al, raised["line"])) is not None:
         a, e = shaped
         return al.at(a, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, on the tensor "

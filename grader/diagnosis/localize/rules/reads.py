@@ -1,6 +1,8 @@
 """Questions about the alignment and the source together: what a line reads, and where that was made."""
 from __future__ import annotations
 
+import torch
+
 from grader.diagnosis.localize.alignment import Alignment
 from grader.diagnosis.localize.compare import PARALLEL, matches
 from grader.diagnosis.localize.model import Stage, Traced
@@ -31,17 +33,34 @@ def shaped_elsewhere(al: Alignment, line: int) -> tuple[int, Traced] | None:
     return None
 
 
+def cast_elsewhere(al: Alignment, line: int) -> tuple[int, Traced] | None:
+    """The one tensor the statement on `line` reads that another line made in another dtype than the rest of what it
+    reads (`attn = sim.softmax(-1, dtype=torch.float32)`, then `einsum(..., attn, v)` with v in float64): when
+    `line` raises, that dtype is the likely cause."""
+    made = {}
+    for name, a in built_elsewhere(al.source, line, bases=True).items():
+        if (on := [e for e in al.entries if e.line == a]):
+            made[name] = (a, on[-1])
+    odd = [(a, e) for a, e in made.values() if e.tensor.dtype != torch.float64]  # the trace runs in float64
+    return odd[0] if len(odd) == 1 else None
+
+
 def moved_before(al: Alignment, e: Traced) -> bool:
     """The entry only rearranges values, and its line reads a tensor that another line made by rearranging values
     too (`y = y.transpose(-1, -2)`, then `y = y.view(B, T, C)`): a layout built over several lines. A repeat, a
-    cat or an index picks by its own arguments: not a rearrangement."""
+    cat or an index picks by its own arguments: not a rearrangement. A tensor unbound or stacked along a dim on the
+    line before (`pieces = torch.unbind(y, dim=2)`, then `torch.cat(pieces, -1).reshape(...)`) was rearranged there
+    too."""
     if e.op not in REARRANGE:
         return False
     for a in assigned_before(al.source, e.line).values():
         made = [x for x in al.entries if x.line == a]
-        if made and made[-1].op in REARRANGE:
+        if made and made[-1].op in REARRANGE | PIECES:
             return True
     return False
+
+
+PIECES = {"unbind", "stack"}  # a dim taken apart or put together: a rearrangement written over several lines
 
 
 def rearranged_input(al: Alignment, before: int) -> tuple[int, Traced, Stage] | None:

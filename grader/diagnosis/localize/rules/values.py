@@ -5,7 +5,7 @@ from grader.diagnosis.layout import affine, rtol_for
 from grader.diagnosis.localize.alignment import Alignment
 from grader.diagnosis.localize.compare import shaped_as
 from grader.diagnosis.localize.source import (applies_root, assigned_before, attribute_uses, binary_operands, built_elsewhere,
-                                              calls_file_function, mask_argument, mask_value, names_one_value, read_lines,
+                                              calls_file_function, made_for, mask_argument, mask_value, names_one_value, read_lines,
                                               reads_size, takes_root)
 from grader.diagnosis.localize.text import label
 from grader.diagnosis.localize.rules.abstain import ABSTAIN
@@ -29,7 +29,9 @@ def built_before(al: Alignment, line: int, how: str | None):
     (`d_k = q.shape[-1]`, then `/ d_k`) is right: the line forgot the root. A value named as the scale (`scale = d_k`,
     then `/ scale`) is meant to be applied as it is: where it is made. Any other value without a root
     (`temperature = float(d)`, then `/ temperature`) may be wrong where it is made or where it is used: no line.
-    Otherwise (`B, T, C = x.shape`, self.d_out, several values) the line picked it."""
+    Sizes unpacked together whose others serve no other line but an assert (`*_, n, d = value.shape`, then
+    `/ sqrt(d)`) are made for this use, as one value is. Otherwise (`B, T, C = x.shape` with B and T shaping
+    other lines, self.d_out, several values) the line picked it."""
     state, built, inverts, slicing = mask_value(al.source, line)
     mask = mask_argument(al.source, line)
     if state != "here" and (how is None or how.startswith(PATTERN) or not how.startswith(NOT_THE_MASK)):
@@ -49,8 +51,8 @@ def built_before(al: Alignment, line: int, how: str | None):
         return None  # none, or several combined on the line: the line's own choice
     name, a = next(iter(found.items()))
     uses = attribute_uses(al.source, line, name[5:]) if name.startswith("self.") else read_lines(al.source, a, name)
-    if len(uses) > 1 or not (name.startswith("self.") or names_one_value(al.source, a)):
-        return None  # one of several names unpacked together, or a value other lines use too: the line picked it
+    if len(uses) > 1 or not (name.startswith("self.") or names_one_value(al.source, a) or made_for(al.source, a, name)):
+        return None  # one of several names unpacked together for other uses, or a value other lines use too: the line picked it
     if not (applies_root(al.source, line, name) or takes_root(al.source, a)) and reads_size(al.source, a):
         return None  # `d_k = q.shape[-1]`, then `/ d_k`: the size is right, the line forgot its root
     if applies_root(al.source, line, name) or takes_root(al.source, a):
