@@ -1,0 +1,32 @@
+# expect: view_noncontiguous
+# bug-lines: 31
+import math
+
+import torch
+import torch.nn as nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, hidden_size, num_heads):
+        super().__init__()
+        self.hidden_size = hidden_size
+        self.num_heads = num_heads
+        self.head_dim = hidden_size // num_heads
+        self.w_q = nn.Linear(hidden_size, hidden_size)
+        self.w_k = nn.Linear(hidden_size, hidden_size)
+        self.w_v = nn.Linear(hidden_size, hidden_size)
+        self.w_o = nn.Linear(hidden_size, hidden_size)
+
+    def forward(self, X):
+        bsz, seq_len, _ = X.shape
+        Q = self.w_q(X).view(bsz, seq_len, self.num_heads, self.head_dim).transpose(1, 2)
+        K = self.w_k(X).view(bsz, seq_len, self.num_heads, self.head_dim).transpose(1, 2)
+        V = self.w_v(X).view(bsz, seq_len, self.num_heads, self.head_dim).transpose(1, 2)
+
+        attention_value = torch.matmul(Q, K.transpose(-1, -2))  # (bsz, num_heads, seq_len, seq_len)
+        attention_weight = torch.softmax(attention_value / math.sqrt(self.head_dim), dim=-1)
+        output = torch.matmul(attention_weight, V)  # (bsz, num_heads, seq_len, head_dim)
+
+        output = output.transpose(1, 2)  # (bsz, seq_len, num_heads, head_dim)
+        output = output.view(bsz, seq_len, self.hidden_size)
+        return self.w_o(output)

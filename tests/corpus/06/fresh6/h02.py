@@ -1,0 +1,48 @@
+# expect: pass
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, n_embd, n_head, block_size, dropout=0.0, flash=False):
+        super().__init__()
+        if n_embd % n_head != 0:
+            raise ValueError(f"n_embd ({n_embd}) must be a multiple of n_head ({n_head})")
+        self.n_embd = n_embd
+        self.n_head = n_head
+        self.head_size = n_embd // n_head
+        self.dropout = dropout
+        self.flash = flash
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.c_proj = nn.Linear(n_embd, n_embd)
+        self.drop = nn.Dropout(dropout)
+        self.register_buffer(
+            "future", torch.ones(block_size, block_size, dtype=torch.bool).triu(diagonal=1), persistent=False
+        )
+
+    def _qkv(self, x):
+        B, T, _ = x.shape
+        # [q | k | v] -> (3, B, nh, T, hs)
+        qkv = self.c_attn(x).view(B, T, 3, self.n_head, self.head_size).permute(2, 0, 3, 1, 4)
+        return qkv.unbind(0)
+
+    def _manual(self, q, k, v):
+        T = q.size(-2)
+        scores = torch.einsum("bhid,bhjd->bhij", q, k) / math.sqrt(self.head_size)
+        scores = scores.masked_fill(self.future[:T, :T], float("-inf"))
+        probs = self.drop(scores.softmax(dim=-1))
+        return torch.einsum("bhij,bhjd->bhid", probs, v)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self._qkv(x)
+        if self.flash:
+            p = self.dropout if self.training else 0.0
+            y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+        else:
+            y = self._manual(q, k, v)
+        y = y.permute(0, 2, 1, 3).reshape(B, T, C)
+        return self.c_proj(y)

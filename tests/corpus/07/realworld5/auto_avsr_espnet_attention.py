@@ -1,0 +1,34 @@
+# expect: pass
+# source: mpc001/auto_avsr @bd9fc9425b8cb354662f7c17a4b8cb9ebc79fb7b, espnet/nets/pytorch_backend/transformer/attention.py (MultiHeadedAttention.forward, forward_attention)
+# changes: function padded_attention instead of the module; q/k/v arrive already split into heads (linear_q/k/v, the head split, the merge and linear_out removed: no contract input for them); d_k read from query; the contract's key_padding_mask (True = padding) and causal flag turned once into the author's keep-mask (batch, time1, time2), 1 = attend; dropout removed (no dropout in the contract); returns x instead of linear_out(x)
+import math
+
+import torch
+
+
+def padded_attention(query, key, value, key_padding_mask=None, causal=False):
+    n_batch, time1, time2 = query.size(0), query.size(-2), key.size(-2)
+    mask = None
+    if key_padding_mask is not None or causal:
+        mask = torch.ones(n_batch, time1, time2, dtype=torch.bool, device=query.device)
+        if key_padding_mask is not None:
+            mask = mask & ~key_padding_mask[:, None, :]
+        if causal:
+            mask = mask & torch.ones(time1, time2, dtype=torch.bool, device=query.device).tril()
+
+    d_k = query.size(-1)
+    q, k, v = query, key, value
+    scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(d_k)  # (batch, head, time1, time2)
+
+    if mask is not None:
+        mask = mask.unsqueeze(1).eq(0)  # (batch, 1, *, time2)
+        min_value = torch.finfo(scores.dtype).min
+        scores = scores.masked_fill(mask, min_value)
+        attn = torch.softmax(scores, dim=-1).masked_fill(
+            mask, 0.0
+        )  # (batch, head, time1, time2)
+    else:
+        attn = torch.softmax(scores, dim=-1)  # (batch, head, time1, time2)
+
+    x = torch.matmul(attn, v)  # (batch, head, time1, d_k)
+    return x
