@@ -60,6 +60,10 @@ ALLOWED_DUNDERS = frozenset({"__init__", "__name__", "__main__"})
 ESCAPES = DENIED_CALLS | frozenset({
     "attrname", "fget", "fset", "fdel", "system", "popen", "environ", "spawn", "execv", "execve", "import_module",
     "CDLL", "PyDLL", "dlopen", "LoadLibrary", "modules", "builtins", "getframe",
+    # torch calls that run a Python callable from C++ or the autograd engine, beneath the worker's torch-function
+    # modes (the forbidden-API watch, the emulated device): the worker refuses them at run time too (red-team
+    # round of the ninth session: multi_head_attention_forward called inside an apply_ callback scored 24/24)
+    "apply_", "map_", "map2_", "backward", "register_hook", "register_post_accumulate_grad_hook",
 })
 # Special methods a submission's own classes may define: construction, representation, containers, operators.
 # Not the hooks through which Python or torch call back into a class on their own (__torch_function__,

@@ -116,7 +116,7 @@ def table() -> dict[str, frozenset[str] | str | None]:
     out["torch.nn.functional"] = frozenset(_defs(_text(torch / "nn" / "functional.pyi")) |
                                            _defs(_text(torch / "nn" / "functional.py")))
     out["torch.nn.init"] = frozenset(_defs(_text(torch / "nn" / "init.py")))
-    out["torch.autograd"] = frozenset({"Function", "grad", "function"})
+    out["torch.autograd"] = frozenset({"Function", "function"})  # not grad: it runs hooks beneath the worker's modes
     out["torch.autograd.function"] = frozenset({"Function", "FunctionCtx", "once_differentiable"})  # custom backward
     for sub in ("linalg", "special", "fft"):
         out[f"torch.{sub}"] = frozenset(re.findall(r"^(\w+) = _add_docstr", _text(torch / sub / "__init__.py"), re.M))

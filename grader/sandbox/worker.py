@@ -143,6 +143,21 @@ class ForbiddenAPI(Exception):
     """The submission called an API its exercise forbids (found at run time, however it was reached)."""
 
 
+# Torch calls that run a Python callable from C++ (apply_, map_, map2_) or the autograd engine (which runs tensor
+# hooks and autograd.Function.backward): a torch function mode's handler runs its call with the mode popped, so what
+# the callable does would escape every mode of the worker (this watch, the emulated device). Refused inside a
+# graded call; the worker runs its own backward through the engine directly (run_backward), under the modes.
+CALLBACK_RUNNERS = {torch._C.TensorBase.apply_: "apply_()", torch._C.TensorBase.map_: "map_()",
+                    torch._C.TensorBase.map2_: "map2_()", torch.Tensor.backward: "backward()",
+                    torch.autograd.backward: "torch.autograd.backward()", torch.autograd.grad: "torch.autograd.grad()"}
+_RUN_BACKWARD = torch.autograd.Variable._execution_engine.run_backward
+
+
+def run_backward(loss: torch.Tensor) -> None:
+    """loss.backward(), without the torch-function dispatch that would pop the modes the hooks must run under."""
+    _RUN_BACKWARD((loss,), (torch.ones_like(loss),), False, False, (), True, True)
+
+
 class Watch(TorchFunctionMode):
     """Records (and refuses) calls of the exercise's forbidden APIs while the submission runs, at the torch-function
     level (F.scaled_dot_product_attention, F.multi_head_attention_forward, however they were looked up) and, for a
@@ -165,6 +180,9 @@ class Watch(TorchFunctionMode):
                 raise ForbiddenAPI(f"forbidden_api: {api} is not allowed in this exercise (called at run time as {name})")
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func in CALLBACK_RUNNERS:
+            raise RuntimeError(f"{CALLBACK_RUNNERS[func]} is not allowed in a graded call: the callable it runs "
+                               "would escape the grader's checks")
         self.match(getattr(func, "__name__", ""))
         return func(*args, **(kwargs or {}))
 
@@ -194,6 +212,16 @@ class _DispatchWatch(TorchDispatchMode):
 # attributes afterwards (the policy refuses it; arbitrary code could) does not change what they measure.
 _NUMEL = torch._C.TensorBase.numel
 _SIZE = torch._C.TensorBase.size
+_STORAGE = torch._C.TensorBase.untyped_storage
+_ELEMENT_SIZE = torch._C.TensorBase.element_size
+
+
+def _storage_numel(t: torch.Tensor) -> int:
+    """How many elements t's storage holds: a view's whole buffer, not the view (0 for a tensor without one)."""
+    try:
+        return _STORAGE(t).nbytes() // max(1, _ELEMENT_SIZE(t))
+    except (RuntimeError, NotImplementedError, TypeError):
+        return 0
 
 
 class Largest(TorchDispatchMode):
@@ -208,9 +236,13 @@ class Largest(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        for t in out if isinstance(out, (tuple, list)) else [out]:
-            if not isinstance(t, torch.Tensor):
-                continue
+        outs = [t for t in (out if isinstance(out, (tuple, list)) else [out]) if isinstance(t, torch.Tensor)]
+        for t in [*outs, *(a for a in args if isinstance(a, torch.Tensor))]:
+            # a view of a larger buffer counts as the buffer (scores written into slices of a matrix allocated at
+            # import, or read back through as_strided, still make the matrix exist)
+            if (whole := _storage_numel(t)) > max(self.numel, _NUMEL(t)):
+                self.numel, self.shape = whole, [whole]
+        for t in outs:
             numel, shape = _NUMEL(t), list(_SIZE(t))
             if numel > self.numel:
                 self.numel, self.shape = numel, shape
@@ -268,7 +300,7 @@ class Worker:
     def load(self, req, tensors):
         """Compile exactly the text the grader's policy checked (sent with the request), as a str."""
         self.forbidden = [f for f in req.get("forbidden") or [] if isinstance(f, str)]
-        self.watch = Watch(self.forbidden, self.used) if self.forbidden else None
+        self.watch = Watch(self.forbidden, self.used)  # with no forbidden API too: it refuses CALLBACK_RUNNERS
         block_kernels(self.forbidden, self.used)
         text = bytes(tensors["source"].numpy()).decode("utf-8")
         module = types.ModuleType("submission")
@@ -385,8 +417,8 @@ class Worker:
             grad_outs = [put(tensors[g].to(dtype=dtype)) for g in req["grad"]]
             # a scalar loss whose gradient is the vector-Jacobian product with grad_outs
             # (cheaper to start than backward(grad_tensors), which imports torch.fx on first use)
-            with check, watch:  # a fused kernel's backward, too
-                sum((o * g).sum() for o, g in zip(outs, grad_outs)).backward()
+            with check, watch:  # a fused kernel's backward, too; hooks and autograd.Function.backward run under both
+                run_backward(sum((o * g).sum() for o, g in zip(outs, grad_outs)))
             names = list(req.get("args", [])) + [f"kw.{k}" for k in req.get("kwargs", {})]
             for name, t in zip(names, args + list(kwargs.values())):
                 if t.grad is not None:

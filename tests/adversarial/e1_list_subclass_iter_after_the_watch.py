@@ -1,13 +1,16 @@
-# attack: forward returns a list subclass whose __iter__ runs the forbidden multi_head_attention_forward after the call -> fail (runtime_error)
-# Invariant: a call's outputs are taken, by exact type, inside the forbidden-API watch (found by the eighth session's red team).
+# attack: forward returns a list subclass whose __iter__ runs nn.MultiheadAttention (a TransformerEncoderLayer's self_attn: no forbidden name in the file) after the call -> fail (runtime_error)
+# Invariant: a call's outputs are taken, by exact type, inside the forbidden-API watch (found by the eighth session's red team;
+# the ninth session forbade multi_head_attention_forward by name, so the attack reaches it through a layer's attribute).
 import math
 import torch
 import torch.nn as nn
 def mha(q, k, v):
     E = q.shape[-1]
-    eye = torch.eye(E, dtype=q.dtype, device=q.device)
-    zb = torch.zeros(3 * E, dtype=q.dtype, device=q.device)
-    out, _ = torch.nn.functional.multi_head_attention_forward(q.transpose(0, -2), k.transpose(0, -2), v.transpose(0, -2), E, 1, None, zb, None, None, False, 0.0, eye, None, training=False, need_weights=True, use_separate_proj_weight=True, q_proj_weight=eye, k_proj_weight=eye, v_proj_weight=eye)
+    layer = nn.TransformerEncoderLayer(E, 1, dim_feedforward=4, dropout=0.0, bias=False).self_attn.to(q.dtype)
+    with torch.no_grad():
+        layer.in_proj_weight.copy_(torch.eye(E, dtype=q.dtype).repeat(3, 1))
+        layer.out_proj.weight.copy_(torch.eye(E, dtype=q.dtype))
+    out, _ = layer(q.transpose(0, -2), k.transpose(0, -2), v.transpose(0, -2), need_weights=True)
     return out.transpose(0, -2)
 
 
