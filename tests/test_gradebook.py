@@ -335,8 +335,9 @@ def test_a_flat_lms_download_is_grouped_by_student(tmp_path):
         (dl / name).write_text(text)
     groups, strays = flat_groups(dl, taken={"doejane"})
     assert [g.name for g in groups] == ["doejane_1234", "smithjohn_2222", "smithjohn_3333"]
-    assert strays == ["readme.py is not named as an LMS download names its files "
-                      "(lastfirst_userid_submissionid_file); not graded"]
+    assert [(s.name, s.why, s.row) for s in strays] == [
+        ("readme.py", "readme.py is not named as an LMS download names its files "
+                      "(lastfirst_userid_submissionid_file); not graded", True)]
     jane = open_flat(groups[0], dl, tmp_path / "s0", select_exercises("1,3"))
     assert jane.files[1].read_text() == "a = 1\n" and jane.files[3].read_text() == "c = 2\n"
     assert jane.notes == ["another submission is also named 'doejane'; this one is LMS user 1234",
@@ -349,10 +350,10 @@ def test_a_flat_lms_download_is_grouped_by_student(tmp_path):
         path.unlink()
     result = run_batch(submissions_dir=dl, jobs=0, exercises="1", progress=False, output=tmp_path / "gb.csv")
     got = _csv((tmp_path / "gb.csv").read_text(encoding="utf-8"))
-    assert sorted(got) == ["smithjohn_2222", "smithjohn_3333"]
+    assert sorted(got) == ["readme.py", "smithjohn_2222", "smithjohn_3333"]  # the stray has a row: never dropped
     assert got["smithjohn_3333"]["ex1_status"] == "rejected" and "not a readable notebook" in got["smithjohn_3333"]["note"]
     assert "did you mean 01_Self_Attention.py?" in got["smithjohn_2222"]["note"]
-    assert result.problems == strays
+    assert got["readme.py"]["problem"] == strays[0].why and result.problems == []
 
 
 def test_anonymize_gives_stable_pseudonyms_and_leaks_no_name(tmp_path):
@@ -483,3 +484,130 @@ def test_the_cache_keeps_what_has_its_shape_and_says_what_it_dropped():
         problems = []
         assert load_cache(data, "gb.cache.json", problems) == {}
         assert problems == ([] if said is None else [f"{said}; every submission is graded again"]), problems
+
+
+def _zip_named(path, names: list[str]) -> None:
+    """A zip whose entries carry exactly these names, even ones zipfile would not write ("", "\\0")."""
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as z:
+        for name in names:
+            info = zipfile.ZipInfo("placeholder")
+            info.filename = name
+            z.writestr(info, "x = 1\n")
+
+
+@pytest.mark.parametrize("bad", ["", "\0", f"{EX1.file}\0.txt", "mallory/\0"],
+                         ids=["empty", "nul", "nul-suffix", "folder-nul"])
+def test_a_zip_entry_with_an_empty_or_nul_name_rejects_only_its_own_submission(tmp_path, bad):
+    """Red team: an entry named "" or "\\0" (zipfile cuts names at NUL) was an IndexError that ended the whole
+    batch and `grade similarity` with no gradebook; now it is that candidate's rejected row."""
+    from grader.instructor.similarity import similarity_report
+
+    subs = tmp_path / "subs"
+    (subs / "ana").mkdir(parents=True)
+    (subs / "ana" / "notes.txt").write_text("nothing to run")
+    _zip_named(subs / "mallory.zip", [f"mallory/{EX1.file}", bad])
+    run_batch(submissions_dir=subs, jobs=0, exercises="1", progress=False, output=tmp_path / "gb.csv")
+    got = _csv((tmp_path / "gb.csv").read_text(encoding="utf-8"))
+    assert sorted(got) == ["ana", "mallory"]
+    assert got["mallory"]["problem"] == ("not a readable zip archive (ValueError: an entry has an empty name "
+                                         "or one holding a NUL character)")
+    assert got["mallory"]["ex1_status"] == "rejected" and got["ana"]["ex1_status"] == "missing"
+    report = similarity_report(submissions_dir=subs, exercises="1", jobs=1)
+    assert report.skipped == [f"mallory: {got['mallory']['problem']}"]
+
+
+def test_a_submission_that_cannot_be_read_at_all_is_its_own_row(tmp_path, monkeypatch):
+    """Whatever reading one submission raises is that submission's problem, never the batch's."""
+    import grader.instructor.submissions as submissions
+
+    subs = tmp_path / "subs"
+    for name in ("ana", "ben"):
+        (subs / name).mkdir(parents=True)
+    real = submissions._folder_entries
+
+    def entries(root, depth=submissions.MAX_DEPTH):
+        if root.name == "ben":
+            raise IndexError("string index out of range")
+        return real(root, depth)
+
+    monkeypatch.setattr(submissions, "_folder_entries", entries)
+    run_batch(submissions_dir=subs, jobs=0, exercises="1", progress=False, output=tmp_path / "gb.csv")
+    got = _csv((tmp_path / "gb.csv").read_text(encoding="utf-8"))
+    assert got["ben"]["problem"] == "could not be read (IndexError: string index out of range)"
+    assert got["ben"]["ex1_status"] == "rejected" and got["ana"]["ex1_status"] == "missing"
+
+
+def test_names_a_submission_controls_are_shown_escaped_in_every_output(tmp_path):
+    """Red team: a folder named b"bad\\xffname" ended the batch with UnicodeEncodeError after grading everything;
+    ESC from a folder or an entry name landed raw in the CSV. Names are escaped where they are read, so
+    that "\\x1b[32mok\\x1b[0m" shows what it is and can never pass for (or overwrite) the row of "ok"."""
+    import os
+
+    from grader.instructor.summary import summary_table
+    from rich.console import Console
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    os.mkdir(os.fsencode(subs) + b"/bad\xffname")
+    os.mkdir(os.fsencode(subs) + b"/bad\xffname/\xfe")
+    (subs / os.fsdecode(b"bad\xffname/\xfe") / "01_Self_Attention (1).py").write_text("x = 1\n")
+    (subs / "\x1b[32mok\x1b[0m").mkdir()
+    (subs / "ok").mkdir()
+    (subs / "\u202eevil").mkdir()
+    _zip(subs / "eve.zip", {f"eve/../../\x1b[2Jescape.py": "x = 1\n", "eve/\x07bell/readme.md": "hi"})
+    escaped = {"bad\\xffname", "\\x1b[32mok\\x1b[0m", "ok", "\\u202eevil", "eve"}
+    result = run_batch(submissions_dir=subs, jobs=0, exercises="1", progress=False, output=tmp_path / "gb.csv",
+                       report_dir=tmp_path / "reports")
+    raw = (tmp_path / "gb.csv").read_bytes().decode("utf-8")  # it encodes, and holds no control character
+    assert not [c for c in raw if c < " " and c not in "\n" or "\x7f" <= c <= "\x9f" or c == "\u202e"]
+    got = _csv(raw)
+    assert set(got) == escaped
+    assert got["eve"]["note"].startswith("eve/../../\\x1b[2Jescape.py points outside the archive; refused")
+    assert "did you mean \\xfe/01_Self_Attention (1).py?" in got["bad\\xffname"]["note"]
+    doc = gradebook_doc(gradebook_json(result.rows, [1]))
+    assert {r["submission"] for r in doc["rows"]} == escaped
+    assert len(result.reports) == 5 and (tmp_path / "reports" / "index.html").is_file()
+    out = Console(file=io.StringIO(), width=80, color_system=None)
+    out.print(summary_table(result.rows, [1]))
+    assert "\x1b" not in out.file.getvalue() and "\\x1b[32mok" in out.file.getvalue()
+
+
+def test_the_csv_and_json_gradebooks_clean_what_a_submission_wrote():
+    """Notes and problems reach the gradebook from many places: each cell is cleaned, formulas still neutralised."""
+    row = _row("ana\x1b[2J", (1, 24), (0, 31))
+    row.notes = ["eve/\x1b]0;pwned\x07x.py points outside the archive; refused"]
+    row.problem = "=HYPERLINK(\"http://x\")\x1b[31m bad \udcff"
+    row.exercises[0].note = "said \x1b[1mloud\x9b2J\u202e"
+    got = _csv(gradebook_csv([row], [1, 3]))["ana"]
+    assert got["note"] == "eve/x.py points outside the archive; refused; ex1: said loud"
+    assert got["problem"] == "'=HYPERLINK(\"http://x\") bad \\xff"
+    doc = gradebook_doc(gradebook_json([row], [1, 3]))
+    r = doc["rows"][0]
+    assert (r["submission"], r["problem"], r["exercises"][0]["note"]) == \
+        ("ana", "=HYPERLINK(\"http://x\") bad \\xff", "said loud")
+    assert r["notes"] == ["eve/x.py points outside the archive; refused", "ex1: said loud"]
+
+
+def test_files_of_a_flat_download_that_are_not_understood_are_rows_or_warnings_never_dropped(tmp_path):
+    """Red team: _1234_5678_01_self_attention.py (no name part) and doejane__5678_... (no user id) vanished."""
+    dl = tmp_path / "download"
+    dl.mkdir()
+    for name in ("_1234_5678_01_self_attention.py", "doejane__5678_01_self_attention.py",
+                 "smithbob_111_222_01_Self_Attention.py", "roster.txt", ".DS_Store"):
+        (dl / name).write_text("x = 1\n")
+    result = run_batch(submissions_dir=dl, jobs=0, exercises="1", progress=False, output=tmp_path / "gb.csv")
+    got = _csv((tmp_path / "gb.csv").read_text(encoding="utf-8"))
+    assert sorted(got) == ["_1234_5678_01_self_attention.py", "doejane__5678_01_self_attention.py", "smithbob"]
+    for name in ("_1234_5678_01_self_attention.py", "doejane__5678_01_self_attention.py"):
+        assert got[name]["problem"] == (f"{name} is not named as an LMS download names its files "
+                                        f"(lastfirst_userid_submissionid_file); not graded")
+        assert got[name]["ex1_status"] == "rejected"
+    assert result.problems == ["roster.txt is not a folder, a .zip or an exercise file; not graded"]
+    (dl / "smithbob_111_222_01_Self_Attention.py").unlink()
+    (dl / "_1234_5678_01_self_attention.py").rename(dl / "_1234_5678_01_self_attention.py.zip")
+    (dl / "_1234_5678_01_self_attention.py").mkdir()  # a folder of that name: the stray's row keeps apart
+    run_batch(submissions_dir=dl, jobs=0, exercises="1", progress=False, output=tmp_path / "gb2.csv")
+    got = _csv((tmp_path / "gb2.csv").read_text(encoding="utf-8"))
+    assert len(got) == 3 and "doejane__5678_01_self_attention.py" in got

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.sandbox.textsafe import clean
+from grader.sandbox.textsafe import clean, visible
 
 
 @pytest.mark.parametrize("text, want", [
@@ -27,3 +27,21 @@ def test_clean_bounds_length():
     assert clean("a" * 50, limit=10) == "a" * 9 + "…"
     assert clean("short", limit=10) == "short"
     assert "\x1b" not in clean("\x1b" * 10_000 + "[" * 10, limit=5)
+
+
+def test_clean_escapes_undecodable_bytes_so_the_text_encodes():
+    """A file name with a byte that is not UTF-8 (b"bad\\xff", kept by surrogateescape) must not make a
+    gradebook or a terminal line fail to encode."""
+    text = clean("bad\udcffname \ud800")
+    assert text == "bad\\xffname \\ud800" and text.encode("utf-8")
+
+
+@pytest.mark.parametrize("name, shown", [
+    ("\x1b[32mok\x1b[0m", "\\x1b[32mok\\x1b[0m"),  # not "ok", another submission's name
+    ("bad\udcffname", "bad\\xffname"),
+    ("\u202eevil\u200b", "\\u202eevil\\u200b"),
+    ("tab\tand\nline\x00", "tab\\x09and\\x0aline\\x00"),  # a name has no business with either
+    ("José Ñúñez (1)", "José Ñúñez (1)"),
+])
+def test_visible_escapes_what_a_name_hides_and_keeps_the_rest(name, shown):
+    assert visible(name) == shown and clean(visible(name)) == shown

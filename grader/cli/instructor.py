@@ -102,7 +102,7 @@ def batch_command(submissions, jobs, output, report_dir, exercises, timeout, sha
     Exercise files (01_self_attention.py, or a notebook 01_self_attention.ipynb) may sit at the top
     of a submission or one folder down (the handout's exercises/); a nearly right name gets a "did
     you mean". A flat LMS download (Canvas's lastfirst_userid_submissionid_file.py) is grouped by
-    student. Submissions already graded and unchanged are skipped; what is ambiguous, refused or empty
+    student; a .py or .ipynb named otherwise is a rejected row of its own. Submissions already graded and unchanged are skipped; what is ambiguous, refused or empty
     is in the gradebook's note column.
     Exit codes: 0 the batch ran and its gradebook was written (whatever the scores; a report or the cohort
     page that could not be written is a warning on stderr) · 2 usage error · 3 internal error, or the gradebook

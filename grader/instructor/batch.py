@@ -32,8 +32,9 @@ from grader.instructor.outputs import OutputDir, OutputError
 from grader.instructor.gradebook import (Gradebook, Row, cache_key, cache_name, cache_text, check_name, in_shard,
                                          load_cache)
 from grader.instructor.rubric import Rubric, apply, load_rubric
+from grader.sandbox.textsafe import visible
 from grader.instructor.submissions import (discover, flat_groups, looks_like_one_submission, names_for, open_flat,
-                                           open_submission, shared_names)
+                                           open_stray, open_submission, shared_names)
 
 # -- the pool -----------------------------------------------------------------------------------
 _VITALS = None  # this pool process's limits and scheduling when it started
@@ -268,7 +269,9 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
                          f"every submission, one folder or .zip each")
     sources = discover(root)
     groups, strays = flat_groups(root, set(names_for(sources)))
-    if not sources and not groups:
+    warned = [s.why for s in strays if not s.row]
+    strays = [s for s in strays if s.row]
+    if not sources and not groups and not strays:
         raise UsageError(f"no submissions in {submissions_dir}: expected one folder or .zip per submission, or an "
                          f"LMS download (lastfirst_userid_submissionid_file.py)")
     named = list(zip(sources, names_for(sources)))
@@ -278,6 +281,8 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
             {g.name for g in groups if not in_shard(g.name, shard)}
         named = [(src, name) for src, name in named if in_shard(name, shard)]
         groups = [g for g in groups if in_shard(g.name, shard)]
+        elsewhere |= {s.name for s in strays if not in_shard(s.name, shard)}
+        strays = [s for s in strays if in_shard(s.name, shard)]
     salt = json.dumps([cache_key(timeout), numbers])
     outputs = Outputs(output, report_dir)
     try:
@@ -288,9 +293,11 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
             shared = shared_names(sources)
             for sub in subs:
                 sub.notes[:0] = [shared[sub.source]] if sub.source in shared else []
-            hidden = [[src.name, src.stem] for src, _ in named]
+            hidden = [[visible(src.name), visible(src.stem)] for src, _ in named]
             subs += [open_flat(g, root, Path(scratch) / f"flat-{i}", selected) for i, g in enumerate(groups)]
             hidden += [[g.student, g.user] for g in groups]
+            subs += [open_stray(s) for s in strays]
+            hidden += [[visible(s.path.stem)] for s in strays]
             if key is not None:
                 for sub, secrets in zip(subs, hidden):
                     anonymize(sub, key, secrets)
@@ -308,7 +315,7 @@ def run_batch(*, submissions_dir: Path, jobs: int = 2, output: Path | None = Non
                 for row in ordered:
                     row.report = str(Path(report_dir) / report_name(row.submission))
             result = BatchResult(ordered, len(tasks), len(subs) - len(tasks), output, rubric=course)
-            result.problems += unreadable + strays
+            result.problems += unreadable + warned
             result.unapplied = apply(course, ordered, numbers, elsewhere)
             result.problems += result.unapplied
             _save(outputs, result, previous, numbers, shard)

@@ -31,6 +31,7 @@ from grader import __version__, provenance
 from grader.instructor import UsageError
 from grader.instructor.grading import ExerciseResult
 from grader.instructor.roster import SHOWN
+from grader.sandbox.textsafe import clean
 from grader.schema import Provenance, SchemaError, describe
 
 SCHEMA = 1  # the gradebook's schema_version
@@ -198,20 +199,24 @@ def _exercise_json(e: ExerciseResult, mark) -> ExerciseJSON:
         o = mark.override
         points, most = number(mark.points), number(mark.max_points)
         applied = None if o is None else AppliedJSON(o.points, o.delta, o.comment, mark.weighted)
-    return ExerciseJSON(e.number, e.slug, e.status, e.score, e.max_score, points, most, applied, e.diagnoses, e.note,
-                        e.file, e.provenance.get("source_sha256", ""))
+    return ExerciseJSON(e.number, e.slug, e.status, e.score, e.max_score, points, most, applied, e.diagnoses,
+                        clean(e.note), clean(e.file), e.provenance.get("source_sha256", ""))
 
 
 def _row_json(row: Row) -> RowJSON:
-    return RowJSON(row.submission, row.person, number(row.points), number(row.max_points), row.total, row.max_total,
-                   row_notes(row), row_overrides(row), row.problem, row.report, Provenance(**produced_by(row)),
+    """The row as the JSON gradebook has it: every text a submission controls cleaned (textsafe.clean)."""
+    person = None if row.person is None else {k: clean(v) for k, v in row.person.items()}
+    return RowJSON(clean(row.submission), person, number(row.points), number(row.max_points), row.total,
+                   row.max_total, [clean(n) for n in row_notes(row)], [clean(o) for o in row_overrides(row)],
+                   clean(row.problem), clean(row.report), Provenance(**produced_by(row)),
                    [_exercise_json(e, row.marks.get(e.number)) for e in row.exercises])
 
 
 # -- the gradebook ------------------------------------------------------------------------------------------------
 def _cell(value) -> str:
-    """CSV cells that a spreadsheet would run as a formula get a leading apostrophe."""
-    text = str(value)
+    """A CSV cell cleaned (textsafe.clean: no escapes or control characters); one that a spreadsheet would run as
+    a formula gets a leading apostrophe."""
+    text = clean(str(value))
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 

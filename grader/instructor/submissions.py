@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader.catalog import Exercise
+from grader.sandbox.textsafe import visible
 from grader.source import Unreadable, notebook_source
 
 MAX_FILE_BYTES = 1 << 20  # one exercise file
@@ -70,13 +71,16 @@ def discover(root: Path) -> list[Path]:
 
 
 def names_for(sources: list[Path]) -> list[str]:
-    """Folder name or zip stem; the full file name where a folder and a zip would share one."""
+    """Folder name or zip stem; the full file name where a folder and a zip would share one. Names are shown
+    as visible() escapes them; two that would still read alike get a short hash of their bytes appended."""
     stems = [_stem(s) for s in sources]
-    return [s.name if stems.count(stem) > 1 else stem for s, stem in zip(sources, stems)]
+    names = [visible(s.name) if stems.count(stem) > 1 else stem for s, stem in zip(sources, stems)]
+    return [f"{name}-{hashlib.sha256(os.fsencode(s.name)).hexdigest()[:8]}" if names.count(name) > 1 else name
+            for s, name in zip(sources, names)]
 
 
 def _stem(source: Path) -> str:
-    return source.stem if source.suffix.lower() == ".zip" and not source.is_dir() else source.name
+    return visible(source.stem if source.suffix.lower() == ".zip" and not source.is_dir() else source.name)
 
 
 def shared_names(sources: list[Path]) -> dict[Path, str]:
@@ -84,27 +88,35 @@ def shared_names(sources: list[Path]) -> dict[Path, str]:
     stems = [_stem(s) for s in sources]
     notes = {}
     for source, stem in zip(sources, stems):
-        others = [o.name for o, st in zip(sources, stems) if st == stem and o != source]
+        others = [visible(o.name) for o, st in zip(sources, stems) if st == stem and o != source]
         if others:
-            notes[source] = (f"{source.name} and {', '.join(others)} are both named {stem!r}: each is graded as "
+            notes[source] = (f"{visible(source.name)} and {', '.join(others)} are both named {stem!r}: each is graded as "
                              f"its own submission; keep the one that counts")
     return notes
 
 
 def open_submission(source: Path, name: str, scratch: Path, exercises: list[Exercise]) -> Submission:
-    """Locate each exercise's file and copy it into scratch (a fresh folder, private to the grader)."""
+    """Locate each exercise's file and copy it into scratch (a fresh folder, private to the grader).
+
+    Whatever goes wrong while reading it becomes this submission's problem, never the caller's exception."""
     sub = Submission(name, Path(source))
-    if sub.source.is_symlink():
-        sub.problem = f"{sub.source.name} is a symbolic link; only real folders and .zip files are graded"
-    elif sub.source.is_dir():
-        entries = _folder_entries(sub.source)
-        if not entries:
-            sub.notes.append("the folder is empty")
-        sub.notes += [f"{'/'.join(parts)}/ is a symbolic link to a folder; not looked into"
-                      for parts, path in entries.items() if path.is_symlink() and path.is_dir()]
-        _take(sub, scratch, exercises, entries, _read_path)
-    else:
-        _from_zip(sub, scratch, exercises)
+    try:
+        if sub.source.is_symlink():
+            sub.problem = f"{visible(sub.source.name)} is a symbolic link; only real folders and .zip files are graded"
+        elif sub.source.is_dir():
+            entries = _folder_entries(sub.source)
+            if not entries:
+                sub.notes.append("the folder is empty")
+            sub.notes += [f"{'/'.join(parts)}/ is a symbolic link to a folder; not looked into"
+                          for parts, path in entries.items() if path.is_symlink() and path.is_dir()]
+            _take(sub, scratch, exercises, entries, _read_path)
+        else:
+            _from_zip(sub, scratch, exercises)
+    except Exception as exc:  # one unreadable submission is its own rejected row, not the end of the batch
+        sub.files.clear()
+        sub.hashes.clear()
+        sub.notes.clear()
+        sub.problem = f"could not be read ({type(exc).__name__}: {visible(str(exc))[:200]})"
     return sub
 
 
@@ -160,7 +172,7 @@ def _folder_entries(root: Path, depth: int = MAX_DEPTH) -> dict[tuple[str, ...],
             except OSError:
                 continue
             for child in children:
-                here = (*parts, child.name)
+                here = (*parts, visible(child.name))
                 if not _visible(here) or len(entries) >= MAX_LISTED:
                     continue
                 entries[here] = child
@@ -235,7 +247,9 @@ def _zip_entries(archive: zipfile.ZipFile, notes: list[str] | None = None) -> di
     notes = [] if notes is None else notes
     entries: dict[tuple[str, ...], zipfile.ZipInfo] = {}
     for info in archive.infolist():
-        name = info.filename.replace("\\", "/")
+        if not info.orig_filename or "\0" in info.orig_filename:  # zipfile cuts a name at its NUL: "" is left
+            raise ValueError("an entry has an empty name or one holding a NUL character")
+        name = visible(info.filename.replace("\\", "/"))
         parts = PurePosixPath(name).parts
         if info.is_dir() or not parts:
             continue
@@ -351,7 +365,17 @@ class FlatGroup:
     notes: list[str] = field(default_factory=list)
 
 
-def flat_groups(root: Path, taken: set[str] = frozenset()) -> tuple[list[FlatGroup], list[str]]:
+@dataclass
+class Stray:
+    """A file at the top of the submissions folder that is no submission and no file of an LMS download: a .py
+    or .ipynb is a row of its own, rejected with why (somebody meant to hand it in); anything else a warning."""
+    path: Path
+    name: str
+    why: str
+    row: bool = True
+
+
+def flat_groups(root: Path, taken: set[str] = frozenset()) -> tuple[list[FlatGroup], list[Stray]]:
     """The students of a flat download in root (files at its top), and the files that are named otherwise.
 
     A student is the name part plus the LMS user id; two students with the same name part are told apart by
@@ -361,18 +385,24 @@ def flat_groups(root: Path, taken: set[str] = frozenset()) -> tuple[list[FlatGro
     strays = []
     versions: dict[tuple[str, str, str], list[tuple[int, str, Path]]] = {}
     for path in sorted(Path(root).iterdir(), key=lambda p: p.name):
-        if path.name.startswith(".") or path.suffix.lower() not in FLAT_SUFFIXES or path.is_dir():
+        shown = visible(path.name)
+        if (path.name.startswith(".") or path.name in SKIP_DIRS or path.is_dir() or path.suffix.lower() == ".zip"
+                or path.is_symlink() and not path.exists()):  # submissions (discover), or hidden
             continue
-        m = CANVAS_NAME.match(path.name)
+        if path.suffix.lower() not in FLAT_SUFFIXES:
+            strays.append(Stray(path, shown, f"{shown} is not a folder, a .zip or an exercise file; not graded",
+                                row=False))
+            continue
+        m = CANVAS_NAME.match(shown)
         if not m:
-            strays.append(f"{path.name} is not named as an LMS download names its files "
-                          f"(lastfirst_userid_submissionid_file); not graded")
+            strays.append(Stray(path, shown, f"{shown} is not named as an LMS download names its files "
+                                             f"(lastfirst_userid_submissionid_file); not graded"))
             continue
         student, user = m["student"], m["user"]
         groups.setdefault((student, user), FlatGroup(student, user, student=student))
         attempt = RESUBMITTED.search(m["file"])
         original = RESUBMITTED.sub("", m["file"])
-        versions.setdefault((student, user, original), []).append((int(attempt[1]) if attempt else 0, path.name, path))
+        versions.setdefault((student, user, original), []).append((int(attempt[1]) if attempt else 0, shown, path))
     for (student, user, original), found in versions.items():
         found.sort()
         group = groups[(student, user)]
@@ -385,7 +415,17 @@ def flat_groups(root: Path, taken: set[str] = frozenset()) -> tuple[list[FlatGro
         if named.count(group.name) > 1 or group.name in taken:
             group.notes.insert(0, f"another submission is also named {group.name!r}; this one is LMS user {group.user}")
             group.name = f"{group.name}_{group.user}"
+    rows = {g.name for g in groups.values()} | set(taken)
+    for stray in (s for s in strays if s.row):
+        if stray.name in rows:
+            stray.name = f"{stray.name}-{hashlib.sha256(os.fsencode(stray.path.name)).hexdigest()[:8]}"
+        rows.add(stray.name)
     return sorted(groups.values(), key=lambda g: g.name), strays
+
+
+def open_stray(stray: Stray) -> Submission:
+    """The row of a stray exercise file: rejected as a whole, saying why."""
+    return Submission(stray.name, stray.path, problem=stray.why)
 
 
 def open_flat(group: FlatGroup, root: Path, scratch: Path, exercises: list[Exercise]) -> Submission:
