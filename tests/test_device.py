@@ -138,6 +138,19 @@ def test_the_device_failure_code_says_whether_the_mask_is_on_the_cpu():
         "mask_device_mismatch"
 
 
+def test_an_output_returned_on_the_cpu_fails_the_device_check(tmp_path):
+    """Right values, wrong device: on a GPU the caller would get a CPU tensor where the reference gives a cuda one."""
+    ex = load_catalog().get("1")
+    text = ex.solution_path.read_text(encoding="utf-8")
+    path = tmp_path / "cpu_output.py"
+    path.write_text(text.replace("return att @ v", "return (att @ v).cpu()"), encoding="utf-8")
+    assert path.read_text(encoding="utf-8") != text
+    v = grade(exercise=ex, path=path, limits=Limits(time_s=20), warm=True)
+    failed = [(t.name, t.message) for t in v.failures()]
+    assert not v.passed and [d.id for d in v.diagnoses][:1] == ["tensor_on_cpu"], failed
+    assert len(failed) == 1 and "output 0 is on cpu while the inputs are on cuda:0" in failed[0][1], failed
+
+
 # -- on a real GPU ------------------------------------------------------------------------------------------
 CASES = {  # name: (an op mixing a device tensor d with a CPU tensor c, whether CUDA's text is matched word for word)
     "add": (lambda d, c: d + c, True),
