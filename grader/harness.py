@@ -317,6 +317,7 @@ class Harness:
     def outputs(self, call: "Call", reply: dict, out: dict):
         """run()'s result from the worker's reply to call: the outputs checked for type, count, dtype and shape."""
         n_outputs, dtype, args = call.n_outputs, call.dtype, call.args
+        ran_on = call.header.get("device") or "cpu"  # "emulated" or "cuda": the inputs were on cuda:0
         shapes = reply.get("outputs")
         expect(isinstance(shapes, list) and len(shapes) == n_outputs,
                f"expected {n_outputs} output tensor(s), got {len(shapes) if isinstance(shapes, list) else 'something else'}",
@@ -327,6 +328,12 @@ class Harness:
         for i in range(n_outputs):
             t = out.get(f"out.{i}")
             expect(isinstance(t, torch.Tensor) and type(t) is torch.Tensor, f"output {i} is not a plain tensor", "output_type")
+            if ran_on != "cpu":  # a GPU caller gets what is returned where it is: a CPU output is not the module's
+                got = shapes[i].get("device") if isinstance(shapes[i], dict) else None
+                expect(isinstance(got, str) and got.split(":")[0] == "cuda",
+                       f"output {i} is on {got if isinstance(got, str) else 'no device'} while the inputs are on cuda:0 "
+                       f"(a caller on a GPU would get a CPU tensor): compute where the inputs are, with no .cpu() "
+                       f"in forward", "device_mismatch")
             changed = f"output {i} has dtype {t.dtype}, expected {dtype} (the input's dtype)"
             if t.dtype != dtype and self.dtype_changes is not None and t.is_floating_point():
                 self.dtype_changes.append(changed)  # the values are still diagnosed: a mistake in them comes first

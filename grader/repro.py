@@ -77,8 +77,8 @@ def script(v: Verdict, *, ex, path: Path) -> str:
                  "    t.requires_grad_(True)  # the grader also checks gradients"]
     body += [f"torch.manual_seed({call['seed'] + 1})  # dropout draws, as in the grader",
              f"result = {target}({', '.join(names)})"]
+    body += ["for i, out in enumerate(result if isinstance(result, (tuple, list)) else [result]):",
+             "    print(f'output {i}: shape {tuple(out.shape)}, dtype {out.dtype}, device {out.device}')",
+             "    print(out)"]  # under the emulation too: outside it, a device tensor reports the CPU
     lines += ["with emulated:", *("    " + line for line in body)] if emulated else body
-    lines += ["for i, out in enumerate(result if isinstance(result, (tuple, list)) else [result]):",
-              "    print(f'output {i}: shape {tuple(out.shape)}, dtype {out.dtype}')",
-              "    print(out)"]
     return "\n".join(lines)

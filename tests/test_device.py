@@ -95,6 +95,32 @@ def test_mixing_devices_is_refused_with_cudas_errors(emu, x):
         assert y.device == DEVICE and y.sum().item() == 12.0
 
 
+def test_an_advanced_assignment_is_index_put_and_refuses_values_from_another_device(emu, x):
+    """x[index] = value: a copy (any devices) through ints and slices, index_put_ through a tensor or a list, whose
+    values must be on x's device unless 0-dim (or one CPU value put through one boolean mask on x's device)."""
+    with emu:
+        cpu, rows = torch.ones(3, 4, dtype=torch.float64), torch.tensor([0, 2])
+
+        def put(target, key, value):
+            y = target.clone()
+            y[key] = value
+            return y
+
+        for fn in (lambda: put(x, rows, cpu[:2]), lambda: put(x, torch.tensor([True, False, True]), cpu[:2]),
+                   lambda: put(x, [0, 2], cpu[:2]), lambda: put(x, (slice(None), rows.to("cuda")), cpu[:, :2]),
+                   lambda: put(cpu, rows, x[:2]), lambda: x.clone().index_put_((rows,), cpu[:2])):
+            exc = raised(fn)
+            assert type(exc) is RuntimeError and str(exc) == SAME_DEVICE
+        assert str(raised(lambda: put(x, x > 6.5, torch.zeros(5, 1, dtype=torch.float64)))) == SAME_DEVICE  # 5 values
+        scalar = torch.tensor(-1.0, dtype=torch.float64)
+        for y in (put(x, rows, scalar), put(x, x > 6.5, torch.tensor([-1.0], dtype=torch.float64)), put(x, 0, cpu[0]),
+                  put(x, (slice(None), slice(1, 3)), cpu[:, :2]), put(x, rows, x[:2] * 2),
+                  x.clone().index_put_((rows,), x[:2]), torch.index_put(x, (rows,), scalar)):
+            assert y.device == DEVICE
+        assert put(cpu, 0, x[0]).device == torch.device("cpu")
+        assert x.expand_as(cpu[None]).device == DEVICE and cpu.view_as(x).device == torch.device("cpu")
+
+
 def test_a_refusal_says_whether_the_cpu_tensor_is_a_mask(emu, x):
     with emu:
         masks = [torch.ones(3, 4, dtype=torch.bool), torch.zeros(3, 4, dtype=torch.float64).fill_(float("-inf")).triu(1),
@@ -138,6 +164,19 @@ def test_the_device_failure_code_says_whether_the_mask_is_on_the_cpu():
         "mask_device_mismatch"
 
 
+def test_an_output_returned_on_the_cpu_fails_the_device_check(tmp_path):
+    """Right values, wrong device: on a GPU the caller would get a CPU tensor where the reference gives a cuda one."""
+    ex = load_catalog().get("1")
+    text = ex.solution_path.read_text(encoding="utf-8")
+    path = tmp_path / "cpu_output.py"
+    path.write_text(text.replace("return att @ v", "return (att @ v).cpu()"), encoding="utf-8")
+    assert path.read_text(encoding="utf-8") != text
+    v = grade(exercise=ex, path=path, limits=Limits(time_s=20), warm=True)
+    failed = [(t.name, t.message) for t in v.failures()]
+    assert not v.passed and [d.id for d in v.diagnoses][:1] == ["tensor_on_cpu"], failed
+    assert len(failed) == 1 and "output 0 is on cpu while the inputs are on cuda:0" in failed[0][1], failed
+
+
 # -- on a real GPU ------------------------------------------------------------------------------------------
 CASES = {  # name: (an op mixing a device tensor d with a CPU tensor c, whether CUDA's text is matched word for word)
     "add": (lambda d, c: d + c, True),
@@ -147,6 +186,8 @@ CASES = {  # name: (an op mixing a device tensor d with a CPU tensor c, whether 
     "one-element scale": (lambda d, c: d / c[:1, :1], True),
     "matmul": (lambda d, c: d @ c.T, False),  # CUDA names the argument (mat2) here: same prefix, same failure code
     "cat": (lambda d, c: torch.cat([d, c]), False),
+    "advanced assignment": (lambda d, c: d.clone().__setitem__(torch.tensor([0, 2]), c[:2]), False),
+    "index_put_": (lambda d, c: d.clone().index_put_((torch.tensor([0, 2]),), c[:2]), False),
 }
 
 

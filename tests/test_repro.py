@@ -67,3 +67,15 @@ def test_a_device_failure_is_reproduced_on_the_same_emulated_gpu():
     with pytest.raises(RuntimeError, match="found at least two devices, cuda:0 and cpu!") as info:
         exec(compile(code, "repro", "exec"), {})
     assert [f.lineno for f in traceback.extract_tb(info.value.__traceback__) if f.filename == str(path)] == [31]
+
+
+def test_the_script_prints_where_each_output_is():
+    """An output returned on the CPU fails the device check without raising: the script shows the device it is on,
+    read under the emulation (outside it a device tensor reports the CPU)."""
+    ex = load_catalog().get(1)
+    call = {"entry": ex.entry, "init": ex.config, "dtype": "float64", "train": False, "device": "emulated", "seed": 0,
+            "grad": False, "scalars": {}, "args": [{"shape": [2, 3, ex.config["d_in"]], "seed": 2234}], "kwargs": {},
+            "params": {"names": ["W_query.weight"]}}
+    failing = Result("runs_on_another_device", "device", Status.FAILED, "output 0 is on cpu", repro=call)
+    code = script(Verdict(1, ex.slug, ex.title, [failing], [], "cpu", 0.0), ex=ex, path=ex.solution_path)
+    assert "output 0: shape (2, 3, 7), dtype torch.float64, device cuda:0" in _run(code)

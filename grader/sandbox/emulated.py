@@ -99,11 +99,29 @@ def refuse(message: str, cpu: Tensor, op: str) -> RuntimeError:
     return exc
 
 
+SAME_DEVICE = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
 GETTERS = {Tensor.device.__get__: lambda t: DEVICE, Tensor.is_cuda.__get__: lambda t: True,
            Tensor.is_cpu.__get__: lambda t: False, Tensor.get_device: lambda t: 0}
 INDEXING = {Tensor.__getitem__}  # advanced indexing: CUDA moves CPU indices to the device
-COPIES = {Tensor.copy_, Tensor.__setitem__, torch._has_compatible_shallow_copy_type}  # across devices, as on CUDA
+COPIES = {Tensor.copy_, torch._has_compatible_shallow_copy_type}  # across devices, as on CUDA
 MASKED_FILL = {Tensor.masked_fill, Tensor.masked_fill_, torch.masked_fill}
+INDEX_PUT = {Tensor.index_put_, Tensor.index_put, torch.index_put, torch.index_put_}  # (self, indices, values)
+SHAPE_OF = {Tensor.expand_as, Tensor.view_as, Tensor.reshape_as}  # other's shape only: CUDA takes it from any device
+
+
+def _advanced(key) -> bool:
+    """Whether x[key] is advanced indexing (index_put_ when assigned): a tensor index of one or more dimensions
+    or a list; ints, slices, None, Ellipsis and 0-dim tensors select, and an assignment through them is a copy."""
+    items = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(k, list) or (isinstance(k, Tensor) and k.dim() > 0) for k in items)
+
+
+def _fills(self: Tensor, key, value: Tensor) -> bool:
+    """index_put_'s shortcut to masked_fill_: one boolean mask on self's device and one CPU value."""
+    items = [k for k in (key if isinstance(key, tuple) else (key,)) if k is not None and k is not Ellipsis
+             and not isinstance(k, slice)]
+    return (value.numel() == 1 and not isinstance(value, OnDevice) and len(items) == 1 and isinstance(items[0], Tensor)
+            and items[0].dtype in (torch.bool, torch.uint8) and where(items[0]) == where(self))
 
 
 class EmulatedDevice(TorchFunctionMode):
@@ -129,11 +147,14 @@ class EmulatedDevice(TorchFunctionMode):
         if func is Tensor.numpy and args and isinstance(args[0], OnDevice):
             raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
                             "host memory first.")
+        if func in SHAPE_OF and len(args) > 1:
+            out = func(*args, **kwargs)
+            return _wrap(out) if isinstance(args[0], OnDevice) else out
         tensors = _flat((args, kwargs), [])
         on = any(isinstance(t, OnDevice) for t in tensors)
         target = _device(kwargs.get("device"))
         if on and getattr(func, "__name__", "") != "__set__":
-            self.check(func, args, tensors)
+            self.check(func, args, kwargs, tensors)
         if target == DEVICE:
             kwargs = {**kwargs, "device": "cpu"}
         out = func(*args, **kwargs)
@@ -149,7 +170,7 @@ class EmulatedDevice(TorchFunctionMode):
                   or [len(text) - 1])
         return f"{text[:cut]}, device='cuda:0'{text[cut:]}"
 
-    def check(self, func, args, tensors: list[Tensor]) -> None:
+    def check(self, func, args, kwargs: dict, tensors: list[Tensor]) -> None:
         name = getattr(func, "__name__", str(func))
         if func in MASKED_FILL and len(args) > 1 and isinstance(args[1], Tensor) and where(args[0]) != where(args[1]):
             cpu = args[0] if isinstance(args[1], OnDevice) else args[1]
@@ -161,10 +182,22 @@ class EmulatedDevice(TorchFunctionMode):
             return
         if func in COPIES:
             return
+        if func is Tensor.__setitem__ and len(args) > 2:  # a copy, unless the index is advanced: index_put_
+            self_, key, value = args[:3]
+            if (_advanced(key) and isinstance(value, Tensor) and value.dim() > 0 and where(value) != where(self_)
+                    and not _fills(self_, key, value)):
+                raise refuse(SAME_DEVICE, value if where(value) == "cpu" else self_, name)
+            return
+        if func in INDEX_PUT and len(args) > 1:  # the indices may be on either device (moved to self's), not values
+            self_, indices = args[:2]
+            value = args[2] if len(args) > 2 else kwargs.get("values")
+            if (isinstance(value, Tensor) and value.dim() > 0 and where(value) != where(self_)
+                    and not _fills(self_, tuple(indices), value)):
+                raise refuse(SAME_DEVICE, value if where(value) == "cpu" else self_, name)
+            return
         cpu = [t for t in tensors if not isinstance(t, OnDevice) and t.dim() > 0]
         if cpu:
-            raise refuse("Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
-                         cpu[0], name)
+            raise refuse(SAME_DEVICE, cpu[0], name)
 
     def to(self, t: Tensor, rest: tuple, kwargs: dict):
         """Tensor.to(device?, dtype?, non_blocking?, copy?, memory_format?) or .to(other)."""

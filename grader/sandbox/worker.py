@@ -25,7 +25,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from grader.sandbox import isolation
-from grader.sandbox.emulated import DEVICE, EmulatedDevice, OnDevice, to_device
+from grader.sandbox.emulated import DEVICE, EmulatedDevice, OnDevice, to_device, where
 from grader.sandbox.limits import Limits
 from grader.sandbox.protocol import BATCHED, READY, STACK_SIGNAL, decode, encode, read_frame, safetensors_bytes
 from grader.sandbox.trace import Tracer
@@ -409,7 +409,8 @@ class Worker:
         largest = Largest(tile) if req.get("largest") else contextlib.nullcontext()
         with torch.set_grad_enabled(bool(req.get("grad"))), check, watch, largest:
             outs = plain_outputs(fn(*args, **kwargs))
-        header = {"ok": True, "outputs": [{"shape": list(o.shape), "dtype": str(o.dtype).removeprefix("torch.")} for o in outs]}
+        header = {"ok": True, "outputs": [{"shape": list(o.shape), "dtype": str(o.dtype).removeprefix("torch."),
+                                           "device": where(o) if emulated else str(o.device)} for o in outs]}
         if isinstance(largest, Largest):
             header["largest"] = {"numel": largest.numel, "shape": largest.shape, "strip": largest.strip}
         out_tensors = {f"out.{i}": o.detach().to("cpu", copy=True) for i, o in enumerate(outs)}
