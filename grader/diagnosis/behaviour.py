@@ -345,6 +345,12 @@ def function_rules(ex, kit, verdict) -> list:
         probes.append(((q, k, v, kwargs.get("mask")), got))
     if all(all(close(g, w) for g, w in zip(got, attend(*a[:3], blocked=a[3]))) for a, got in probes):
         return found + evidence(verdict, own=False)
+    for n, shaped in ((2, (q[0], k[0], v[0])), (4, (q[:, None], k[:, None], v[:, None]))):
+        _, err = attempt(lambda: kit.run(None, list(shaped), {}, n_outputs=2)[0])
+        if err is not None and err.code in RAISED:  # written for one rank: the exception is the cause, values second
+            return found + [make("runtime_error", f"your code raised {err}",
+                                 f"3-D inputs run; {n}-D inputs, which the contract allows, raise")] + \
+                variants_of(probes, "with 3-D inputs ")
     return found + variants_of(probes)
 
 
