@@ -217,3 +217,62 @@ def test_an_output_projection_left_out_in_one_configuration_is_out_proj_missing(
     assert not out_proj_dropped(ex, kit(lambda names: names - {"W_query.weight"}))
     assert not out_proj_dropped(ex, kit(lambda names: names | {"w_out.weight"}))
     assert not out_proj_dropped(ex, kit(lambda names: names))
+
+
+def test_heads_never_split_is_one_head_as_wide_as_d_out():
+    """Multi-head attention that never splits the heads (num_heads kept, only its head size used for the scale):
+    one head of width d_out, causal, still scaled by √head_dim, then the output projection; named heads_split_wrong."""
+    from grader.diagnosis.variants import ALIASES
+
+    ex = load_catalog().get(4)
+    kit = Harness(ex, None)
+    init = ex.config
+    params = kit.weights(init)
+    T = ex.dim("context", init)
+    x = kit.randn(2, T, ex.dim("input", init))
+    q, k, v = (x @ params[f"{ex.roles[r]}.weight"].T for r in "qkv")
+    hs = ex.dim("output", init) // ex.dim("heads", init)
+    scores = (q @ k.transpose(-2, -1) / hs ** 0.5).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
+    o = ex.roles["o"]
+    y = torch.softmax(scores, dim=-1) @ v @ params[f"{o}.weight"].T + params[f"{o}.bias"]
+    assert torch.allclose(module_forward(ex, init, params, x, frozenset({"heads_not_split"})), y)
+    assert ALIASES["heads_not_split"] == "heads_split_wrong"
+
+
+def test_cross_attention_with_heads_never_split_is_one_head_as_wide_as_d_out():
+    from grader.checks.ex12_cross_attention import cross_bugs, cross_forward, inputs, padding
+
+    ex = load_catalog().get(12)
+    kit = Harness(ex, None)
+    init = ex.config
+    params = kit.weights(init)
+    x, context = inputs(kit, ex, init)
+    mask = padding([7, 3, 1])
+    q = x @ params[f"{ex.roles['q']}.weight"].T
+    k, v = (context @ params[f"{ex.roles[r]}.weight"].T for r in "kv")
+    hs = ex.dim("output", init) // ex.dim("heads", init)
+    w = torch.softmax((q @ k.transpose(-2, -1) / hs ** 0.5).masked_fill(mask[:, None, :], float("-inf")), dim=-1)
+    o = ex.roles["o"]
+    y = w @ v @ params[f"{o}.weight"].T + params[f"{o}.bias"]
+    assert "heads_not_split" in cross_bugs(ex, init)
+    assert torch.allclose(cross_forward(ex, init, params, x, context, mask, bugs=frozenset({"heads_not_split"})), y)
+
+
+def test_a_constant_subtracted_from_every_score_of_a_query_leaves_it_unmasked():
+    """An additive mask (scores - 10000 where blocked) rather than a fill: a query whose every key is blocked has all
+    its scores shifted alike, so its softmax is the unmasked one (not the uniform average a -1e9 fill gives, not 0)."""
+    import math
+
+    from grader.checks.ex07_padding_mask import ALIASES, padded_attend, padding_bugs
+
+    kit = Harness(load_catalog().get(7), None)
+    q, k, v = kit.randn(2, 2, 4, 3), kit.randn(2, 2, 5, 3, salt=1), kit.randn(2, 2, 5, 2, salt=2)
+    pad = torch.tensor([[False, False, True, True, True], [True] * 5])
+    scores = q @ k.transpose(-2, -1) / math.sqrt(3) - 10000.0 * pad[:, None, None, :].double()
+    want = torch.softmax(scores, dim=-1) @ v
+    got = padded_attend(q, k, v, key_padding_mask=pad, bugs=frozenset({"masked_rows_unmasked"}))
+    assert torch.allclose(got, want)
+    unmasked = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(3), dim=-1) @ v
+    assert torch.allclose(got[1], unmasked[1]) and not torch.allclose(got[1], v[1].mean(-2, keepdim=True).expand_as(got[1]))
+    assert ALIASES["masked_rows_unmasked"] == "masked_rows_not_zero"
+    assert "masked_rows_unmasked" in padding_bugs(False) and "masked_rows_unmasked" not in padding_bugs(True)

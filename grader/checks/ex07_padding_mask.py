@@ -189,7 +189,7 @@ def test_padded_matches_reference_on_cuda(kit, ex):
 
 
 # -- mistakes ------------------------------------------------------------------------------------------------
-ROW_BUGS = ("masked_rows_not_zero", "masked_rows_nan")
+ROW_BUGS = ("masked_rows_not_zero", "masked_rows_unmasked", "masked_rows_nan")
 MISTAKES = {
     "causal_ignored": "with causal=True ignored (no causal mask)",
     "mask_combine_wrong": "with the causal and padding masks combined by & (blocked only where both block)",
@@ -199,9 +199,11 @@ MISTAKES = {
                                    "masked_fill starts again from the unmasked scores)",
     "causal_dropped_with_padding": "with the causal mask dropped whenever a key-padding mask is given too",
     "masked_rows_not_zero": "with queries that have no key giving the average of all values instead of 0",
+    "masked_rows_unmasked": "with queries that have no key attending over every key, as if unmasked (one constant "
+                            "subtracted from all their scores leaves their softmax as it was), instead of giving 0",
     "masked_rows_nan": "with queries that have no key giving NaN",
 }
-ALIASES = {"causal_ignored": "mask_missing", "mask_combine_and_empty": "mask_combine_wrong",
+ALIASES = {"masked_rows_unmasked": "masked_rows_not_zero", "causal_ignored": "mask_missing", "mask_combine_and_empty": "mask_combine_wrong",
            "padding_dropped_with_causal": "padding_mask_ignored", "causal_dropped_with_padding": "mask_missing"}
 EXCLUSIVE = [{*ROW_BUGS, "mask_zero_fill", "mask_after_softmax"},
              {"mask_combine_wrong", "mask_combine_and_empty", "padding_dropped_with_causal", "causal_dropped_with_padding"},
@@ -247,6 +249,8 @@ def padded_attend(q, k, v, key_padding_mask=None, causal=False, bugs=frozenset()
             fill = torch.tensor(float("nan"), dtype=q.dtype)
         elif "masked_rows_not_zero" in bugs:
             fill = v.mean(-2, keepdim=True)
+        elif "masked_rows_unmasked" in bugs:
+            fill, _ = attend(q, k, v, bugs=core, wrong_dim=wrong_dim)
         else:
             fill = torch.zeros((), dtype=q.dtype)
         out = torch.where(empty, fill, out)
@@ -254,7 +258,7 @@ def padded_attend(q, k, v, key_padding_mask=None, causal=False, bugs=frozenset()
 
 
 def padding_bugs(with_nan: bool) -> list[str]:
-    rows = ["masked_rows_nan"] if with_nan else ["masked_rows_not_zero"]
+    rows = ["masked_rows_nan"] if with_nan else ["masked_rows_not_zero", "masked_rows_unmasked"]
     return [*PADDING_BUGS, "causal_ignored", "mask_combine_wrong", "mask_combine_and_empty", "padding_dropped_with_causal",
             "causal_dropped_with_padding", "mask_diagonal", *rows, *SCALE_BUGS, "softmax_wrong_dim",
             "mask_zero_fill", "mask_after_softmax"]
@@ -292,8 +296,9 @@ def diagnose(ex, kit, verdict) -> list:
         if c["H"] > 1 and err.code == "size_mismatch":  # a (B, 1, S) mask lines up with the heads: try B == H
             probes, err2 = probes_for(c["H"])
             if err2 is None:
+                with_nan = any(bool(torch.isnan(got[0]).any()) for _, got in probes)
                 matches = match(ex, probes, lambda a, b, wd: [padded_attend(*a[0], **a[1], bugs=b, wrong_dim=wd)],
-                                 padding_bugs(False), [c["d_v"]], c["d_k"])
+                                 padding_bugs(with_nan), [c["d_v"]], c["d_k"])
                 if matches:
                     return found + report(ex, matches, c["d_k"], f"it fails for {c['B']} sequences of {c['H']} heads ({err}); "
                                                               f"with {c['H']} sequences ")

@@ -174,6 +174,8 @@ def cross_forward(ex, init: dict, params: dict, x, context, mask=None, bugs=froz
     if "heads_split_view" in bugs:  # viewed straight as (B, nh, tokens, hs): heads and tokens mixed up
         q = q.reshape(B, nh, T, hs)
         k, v = (t.reshape(B, nh, S, hs) for t in (k, v))
+    elif "heads_not_split" in bugs:  # one head of width d_out, scaled as the contract's heads are
+        q, k, v = (t.unsqueeze(1) for t in (q, k, v))
     else:
         q = q.view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
         k, v = (t.view(B, S, nh, hs).transpose(1, 2) for t in (k, v))  # (B, nh, S, hs)
@@ -198,7 +200,7 @@ def cross_forward(ex, init: dict, params: dict, x, context, mask=None, bugs=froz
         blocked = future if blocked is None else blocked | future
     core = bugs & {*SCALE_BUGS, "softmax_wrong_dim", "mask_zero_fill", "mask_after_softmax"}
     y, _ = attend(q, k, v, blocked=blocked, bugs=core, scale_dim=hs, wrong_dim=wrong_dim)  # (B, nh, T, hs)
-    y = y.reshape(B, T, d_out) if "heads_merge_wrong" in bugs else y.transpose(1, 2).reshape(B, T, d_out)
+    y = y.reshape(B, T, d_out) if "heads_merge_wrong" in bugs or "heads_not_split" in bugs else y.transpose(1, 2).reshape(B, T, d_out)
     return y if "out_proj_missing" in bugs else linear(y, params, roles["o"])
 
 
@@ -206,7 +208,7 @@ def cross_bugs(ex, init: dict) -> list[str]:
     bugs = [*CROSS_BUGS, *PADDING_BUGS, *SCALE_BUGS, "softmax_wrong_dim", "mask_zero_fill", "mask_after_softmax",
             "out_proj_missing"]
     if (ex.dim("heads", init) or 1) > 1:
-        bugs += ["heads_split_view", "heads_merge_wrong"]
+        bugs += ["heads_split_view", "heads_not_split", "heads_merge_wrong"]
     return bugs
 
 

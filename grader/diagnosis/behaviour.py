@@ -258,7 +258,13 @@ def module_rules(ex, kit, verdict) -> list:
         matches = match(ex, [(x, got)], lambda a, b, wd: [module_forward(ex, init, params, a, b, wd)],
                         module_bugs(ex, init), wrong_dims(ex, init, x.shape[-2]), right)
         if matches:
-            return found + report(ex, confirmed(ex, matches, ("base", init, params, x, got), sweep_runs(ex, kit)), right)
+            kept = confirmed(ex, matches, ("base", init, params, x, got), sweep_runs(ex, kit))
+            if ex.has("unbatched"):
+                _, err2 = attempt(lambda: kit.run(init, [x[0]], params=params)[0])
+                if err2 is not None and err2.code in RAISED:  # written for batches only: the exception first
+                    return found + [crash_or(err2, text="a batch of 2 runs; the 2-D input (T, d_in) the contract allows "
+                                                        "raises")] + report(ex, kept, right, "with a batch ")
+            return found + report(ex, kept, right)
         if ex.has("unbatched"):
             got2, err2 = attempt(lambda: kit.run(init, [x[0]], params=params)[0])
             if err2 is None and close(got2[0], module_forward(ex, init, params, x[0])):
@@ -345,6 +351,12 @@ def function_rules(ex, kit, verdict) -> list:
         probes.append(((q, k, v, kwargs.get("mask")), got))
     if all(all(close(g, w) for g, w in zip(got, attend(*a[:3], blocked=a[3]))) for a, got in probes):
         return found + evidence(verdict, own=False)
+    for n, shaped in ((2, (q[0], k[0], v[0])), (4, (q[:, None], k[:, None], v[:, None]))):
+        _, err = attempt(lambda: kit.run(None, list(shaped), {}, n_outputs=2)[0])
+        if err is not None and err.code in RAISED:  # written for one rank: the exception is the cause, values second
+            return found + [make("runtime_error", f"your code raised {err}",
+                                 f"3-D inputs run; {n}-D inputs, which the contract allows, raise")] + \
+                variants_of(probes, "with 3-D inputs ")
     return found + variants_of(probes)
 
 

@@ -37,6 +37,7 @@ DESCRIBE = {
     "kv_heads_split_view": "with the keys and values split by a direct view to (b, kv_heads, T, head_dim)",
     "heads_split_values_kept": "with the values split without the transpose, (b, T, heads, head_dim) used as (b, heads, T, head_dim)",
     "heads_split_kv_kept": "with the keys and values split without the transpose, (b, T, heads, head_dim) used as (b, heads, T, head_dim)",
+    "heads_not_split": "with the heads never split: one head as wide as d_out",
     "heads_merge_wrong": "with heads merged by a view that skips the transpose back",
     "heads_merge_interleaved": "with heads merged as (…, head_dim, heads), interleaving the heads' features",
     "out_proj_missing": "without the output projection",
@@ -53,6 +54,7 @@ DESCRIBE = {
 ALIASES = {"mask_inverted_keep_diag": "mask_inverted", "mask_inverted_shifted": "mask_inverted", "heads_split_view": "heads_split_wrong",
            "heads_split_interleaved": "heads_split_wrong", "kv_heads_split_view": "heads_split_wrong",
            "heads_split_values_kept": "heads_split_wrong", "heads_split_kv_kept": "heads_split_wrong",
+           "heads_not_split": "heads_split_wrong",
            "heads_merge_interleaved": "heads_merge_wrong"}
 QKV_ORDER_BUGS = ("qkv_order_kqv", "qkv_order_qvk", "qkv_order_kvq", "qkv_order_vqk", "qkv_order_vkq")
 QKV_SPLIT_BUGS = ("qkv_split_interleaved", "qkv_split_per_head", "qkv_split_tokens")
@@ -130,6 +132,8 @@ def module_forward(ex: Exercise, init: dict, params: dict, x: torch.Tensor, bugs
     else:
         if "heads_split_view" in bugs:
             q, k, v = (t.reshape(*lead, nh, T, hs) for t in (q, k, v))
+        elif "heads_not_split" in bugs:  # one head of width d_out (still scaled as the contract's heads are)
+            q, k, v = (t.unsqueeze(-3) for t in (q, k, v))
         elif "heads_split_interleaved" in bugs:
             q, k, v = (t.unflatten(-1, (hs, nh)).movedim(-1, -3) for t in (q, k, v))
         else:
@@ -155,7 +159,7 @@ def module_bugs(ex: Exercise, init: dict) -> list[str]:
         bugs += MASK_BUGS
     if (ex.dim("heads", init) or 1) > 1:
         bugs += ["heads_split_wrong", "heads_split_view", "heads_split_interleaved", "heads_split_values_kept",
-                 "heads_split_kv_kept", "heads_merge_wrong",
+                 "heads_split_kv_kept", "heads_not_split", "heads_merge_wrong",
                  "heads_merge_interleaved"]
     if "o" in ex.roles:
         bugs.append("out_proj_missing")
@@ -199,7 +203,8 @@ def wrong_dims(ex: Exercise, init: dict, tokens: int | None = None) -> list[int]
 
 
 EXCLUSIVE = [set(SCALE_BUGS), set(MASK_BUGS), {"heads_split_wrong", "heads_split_view", "heads_split_interleaved",
-             "kv_heads_split_view", "heads_split_values_kept", "heads_split_kv_kept"}, {"heads_merge_wrong", "heads_merge_interleaved"}, {*QKV_ORDER_BUGS, *QKV_SPLIT_BUGS}]
+             "kv_heads_split_view", "heads_split_values_kept", "heads_split_kv_kept", "heads_not_split"},
+            {"heads_not_split", "heads_merge_wrong", "heads_merge_interleaved"}, {"heads_merge_wrong", "heads_merge_interleaved"}, {*QKV_ORDER_BUGS, *QKV_SPLIT_BUGS}]
 
 
 def candidates(bugs: list[str], max_size: int = 2, exclusive: list[set] | None = None):
