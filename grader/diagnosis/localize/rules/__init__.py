@@ -16,7 +16,8 @@
 
 Each module's rules are tested in tests/test_localize_rules_<module>.py, without a sandbox."""
 from grader.diagnosis.localize.rules.abstain import ABSTAIN, Abstain
-from grader.diagnosis.localize.rules.ambiguous import out_of_order, several_masks, unexplained_elsewhere, untraced_angles
+from grader.diagnosis.localize.rules.ambiguous import (fill_then_more, out_of_order, several_masks, unexplained_elsewhere,
+                                                       untraced_angles)
 from grader.diagnosis.localize.rules.difference import first_difference, other_shape
 from grader.diagnosis.localize.rules.dropout import dropout_misplaced, training_pass
 from grader.diagnosis.localize.rules.kinds import ADDS, CASTS, MOVES, NOT_THE_MASK, PATTERN, PRODUCTS, REARRANGE
@@ -32,7 +33,7 @@ from grader.diagnosis.localize.rules.values import (added_operand, built_before,
                                                      value_built_before)
 
 __all__ = ["ABSTAIN", "ADDS", "Abstain", "CASTS", "MOVES", "NOT_THE_MASK", "PATTERN", "PRODUCTS", "REARRANGE", "added_operand", "built_before", "computed_twice",
-           "dropout_misplaced", "dropped_from", "first_difference", "first_divergence", "frequencies_only", "half_precision",
+           "dropout_misplaced", "dropped_from", "fill_then_more", "first_difference", "first_divergence", "frequencies_only", "half_precision",
            "input_laid_out_otherwise", "line_result", "lost_precision", "merged_otherwise", "missing_step", "moved_before", "nothing_after",
            "other_roles", "other_shape", "out_of_order", "products", "raised_here", "rearranged_input", "roles_swapped",
            "scaled_earlier", "scaled_reference", "scrambled_layout", "several_masks", "shaped_elsewhere", "swapped_roles",
