@@ -24,7 +24,7 @@ from grader.diagnosis.localize.rules.kinds import ADDS, CASTS, MOVES, NOT_THE_MA
 from grader.diagnosis.localize.rules.layout import (computed_twice, input_laid_out_otherwise, merged_otherwise, roles_swapped, scrambled_layout,
                                                     swapped_roles)
 from grader.diagnosis.localize.rules.loop import first_divergence
-from grader.diagnosis.localize.rules.missing import missing_step, nothing_after, unused_result
+from grader.diagnosis.localize.rules.missing import missing_step, nothing_after, step_skipped, unused_result
 from grader.diagnosis.localize.rules.raised import raised_here
 from grader.diagnosis.localize.rules.reads import moved_before, rearranged_input, shaped_elsewhere, untraced_reads
 from grader.diagnosis.localize.rules.tensors import (dropped_from, frequencies_only, half_precision, line_result, other_roles,
@@ -36,5 +36,5 @@ __all__ = ["ABSTAIN", "ADDS", "Abstain", "CASTS", "MOVES", "NOT_THE_MASK", "PATT
            "dropout_misplaced", "dropped_from", "fill_then_more", "first_difference", "first_divergence", "frequencies_only", "half_precision",
            "input_laid_out_otherwise", "line_result", "lost_precision", "merged_otherwise", "missing_step", "moved_before", "nothing_after",
            "other_roles", "other_shape", "out_of_order", "products", "raised_here", "rearranged_input", "roles_swapped",
-           "scaled_earlier", "scaled_reference", "scrambled_layout", "several_masks", "shaped_elsewhere", "swapped_roles",
+           "scaled_earlier", "scaled_reference", "scrambled_layout", "several_masks", "shaped_elsewhere", "step_skipped", "swapped_roles",
            "training_pass", "unexplained_elsewhere", "untraced_angles", "untraced_reads", "unused_result", "value_built_before"]
