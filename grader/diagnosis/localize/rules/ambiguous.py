@@ -62,10 +62,10 @@ def unexplained_elsewhere(al: Alignment):
 
 def fill_then_more(al: Alignment):
     """The picked entry blocks the reference's positions with another fill value (-inf where the reference fills the
-    dtype's lowest number): the fill is the line only when the softmax's result goes straight into the product with
-    the values and nothing follows it, and the fill is -inf (a row with no key: NaN; a finite fill, as BERT's
-    scores - 10000, leaves that row a softmax to zero after it, not a fill to change). Any step between (weights * alive, a masked_fill after the softmax) or after
-    the output (a torch.where on it) may be the one meant to deal with the rows that have no key: no line."""
+    dtype's lowest number). The fill is the line only when it is -inf (a row with no key: NaN) and the softmax goes
+    straight into the product with the values. A step between (weights * alive, a masked_fill after the softmax) or
+    after the output (a torch.where on it) may be the one meant for the rows with no key, and a finite fill (BERT's
+    scores - 10000) leaves those rows a softmax to zero, not a fill to change: no line."""
     if al.pick is None or SAME_POSITIONS not in al.how[0]:
         return None
     e, after = al.pick[1], al.entries[al.pick[0] + 1:]
