@@ -325,7 +325,8 @@ def inverted_padding(kit, c) -> list:
 
 def trace_call(ex, kit) -> list[dict]:
     """The calls `grade` traces to point at a line: right padding, and the causal mask when L = S; then, if that one
-    shows no difference, left padding with the causal mask, which leaves some queries no key at all."""
+    shows no difference, left padding with the causal mask, which leaves some queries no key at all; then the first
+    in float16 (only a raise is read from it)."""
     c = ex.config
     q, k, v = qkv(kit, c, salt=850)
     lengths = [max(1, c["S"] - 2 * i) for i in range(c["B"])]
@@ -334,4 +335,5 @@ def trace_call(ex, kit) -> list[dict]:
     if c["L"] == c["S"]:
         calls.append({**calls[0], "kwargs": {"key_padding_mask": padding(lengths, c["S"], left=True)},
                       "scalars": {"causal": True}})
+    calls.append({**calls[0], "args": [t.half() for t in (q, k, v)], "dtype": "float16"})  # a fill float16 cannot hold
     return calls

@@ -12,6 +12,7 @@ from grader.diagnosis.localize.rules import Abstain
 from grader.diagnosis.localize.model import Localization
 from grader.diagnosis.localize.parameters import parameter_line
 from grader.diagnosis.localize.raising import raising_line
+from grader.diagnosis.localize.source import fill_written_at
 from grader.diagnosis.localize.reference import stage_lines, stages_from_trace, trace_reference
 from grader.diagnosis.localize.untrusted import validate
 
@@ -58,7 +59,7 @@ def request(harness, call: dict, train: bool) -> tuple[dict, dict]:
     tensors.update({f"kw_{k}": v for k, v in call["kwargs"].items()})
     header = {"op": "trace", "init": call["init"], "args": [f"arg{i}" for i in range(len(call["args"]))],
               "kwargs": {k: f"kw_{k}" for k in call["kwargs"]}, "scalars": call.get("scalars", {}),
-              "dtype": "float64", "train": train, "seed": 0}
+              "dtype": call.get("dtype", "float64"), "train": train, "seed": 0}
     return harness.request(header, tensors)
 
 
@@ -101,6 +102,8 @@ def locate_call(ex, harness, source: str, lines, call: dict):
         entries, raised = validate(*request(harness, call, train), n_lines)
         log.debug("exercise %s (train=%s): %d stages, %d entries, raised %s", ex.number, train, len(stages),
                   len(entries), raised)
+        if call.get("dtype", "float64") != "float64":
+            return half_raise(source, raised)
         found = decide(entries, stages, raised, train=train, source=source,
                        reference=[r for r in reference if not any(r.tensor is s.tensor for s in stages)])
         if isinstance(found, Abstain):
@@ -109,6 +112,19 @@ def locate_call(ex, harness, source: str, lines, call: dict):
             return found
         reproduced = reproduced and bool(stages) and Alignment(entries, stages).failing is None
     return ... if reproduced else None
+
+
+def half_raise(source: str, raised: dict | None):
+    """A call traced in half precision (its values round: only a raise is read): a masked_fill that raised there with
+    its fill written on the line (-1e9 overflows float16) is that line; one read from a name (made at the top, or
+    before it) may be wrong where it is made: no line. Nothing raised: ... (nothing found)."""
+    if raised is None:
+        return ...
+    if raised.get("line") and fill_written_at(source, raised["line"]):
+        return Localization(raised["line"], "masked_scores", None,
+                            f"in half precision it raised {raised['type']} at line {raised['line']}, filling the "
+                            f"masked scores with a value the dtype cannot hold")
+    return None
 
 
 def localize_verdict(verdict, ex, harness, source: str) -> None:
