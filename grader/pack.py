@@ -25,8 +25,9 @@ An exercise module may define (all optional):
     EXCLUSIVE = [{bug, ...}] mistakes that are never combined when matching variants
     DIAGNOSES = {id: {title, explanation, hint}}
                              texts of diagnoses the kit's grader/diagnosis/catalog.toml does not have
-    trace_call(ex, kit) -> {"init", "params", "args", "kwargs"[, "scalars"]}
-                             for a custom_* call: the one call traced to point a failing verdict at a line
+    trace_call(ex, kit) -> {"init", "params", "args", "kwargs"[, "scalars"]} (or a list of them)
+                             for a custom_* call: the call traced to point a failing verdict at a line (a list:
+                             each traced while the ones before it reproduce every stage)
                              (grader/diagnosis/localize/); the reference marks its stages `# stage: name`
 
 The module is loaded by file path, never imported by name: the core does not know which exercises exist.
@@ -193,7 +194,7 @@ class ExerciseModule:
     exclusive: tuple  # frozensets of bug names never combined
     diagnoses: dict  # id -> {title, explanation, hint[, explains]}
     diagnose: object = None  # diagnose(ex, kit, verdict) -> list[Diagnosis]
-    trace_call: object = None  # trace_call(ex, kit) -> dict | None
+    trace_call: object = None  # trace_call(ex, kit) -> dict | list[dict] | None
 
 
 _MODULES: dict[Path, ExerciseModule] = {}

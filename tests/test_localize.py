@@ -518,3 +518,32 @@ def test_a_loop_that_skips_work_is_not_located():
     entries = [loc.Traced("matmul", 20, a), loc.Traced("div", 22, a / 5)]
     assert loc.align(entries, [stage("output", 60, out)], reference=reference) is None
     assert loc.align(entries + [loc.Traced("matmul", 20, a * 2)], [stage("output", 60, out)], reference=reference).line == 22
+
+
+def test_the_padding_exercise_is_traced_again_with_queries_that_have_no_key():
+    """Exercise 7's first traced call (right padding, causal) leaves every query a key, so a mistake in the rows with
+    none (NaN, not zeroed) shows in no stage; its second call, traced only when the first reproduces every stage,
+    pads on the left, where the causal mask leaves the first queries of the padded sequences nothing."""
+    from grader.harness import Harness
+    from grader.pack import load_module
+
+    ex = load_catalog().get(7)
+    module = load_module(ex.module_path)
+    first, second, half = module.trace_call(ex, Harness(ex, None))
+    L = first["args"][0].shape[-2]
+    assert not module.empty_rows(first["kwargs"]["key_padding_mask"], first["scalars"]["causal"], L).any()
+    assert module.empty_rows(second["kwargs"]["key_padding_mask"], second["scalars"]["causal"], L).any()
+    assert all(a is b for a, b in zip(first["args"], second["args"]))
+    assert half["dtype"] == "float16" and all(t.dtype == torch.float16 for t in half["args"])  # a fill -1e9 raises there
+
+
+def test_a_raise_in_half_precision_is_the_masking_line_only_when_the_fill_is_written_there():
+    from grader.diagnosis.localize.run import half_raise
+
+    src = ("import torch\nNEG = -1e9\ndef f(s, m):\n    a = s.masked_fill(m, -1e9)\n    b = s.masked_fill(m, NEG)\n"
+           "    c = s.masked_fill(m, torch.finfo(torch.float32).min)\n    return a, b, c\n")
+    raised = {"type": "RuntimeError"}
+    assert half_raise(src, {**raised, "line": 4}).line == 4
+    assert half_raise(src, {**raised, "line": 5}) is None  # NEG, made at line 2: that line may be the one to fix
+    assert half_raise(src, {**raised, "line": 6}).line == 6
+    assert half_raise(src, None) is ...  # nothing raised: nothing found in this call

@@ -48,3 +48,30 @@ def test_a_product_before_the_last_match_means_another_order():
                loc.Traced("linear", 6, torch.randn(2, 5, 8, generator=g, dtype=torch.float64))]
     assert rules.out_of_order(loc.Alignment(entries, stages)) is rules.ABSTAIN
     assert rules.out_of_order(loc.Alignment([entries[0], entries[2], entries[3]], stages)) is None
+
+
+def test_another_fill_on_the_same_positions_is_the_fill_line_only_when_nothing_after_the_softmax_may_zero_rows():
+    g = torch.Generator().manual_seed(5)
+    s, v = torch.randn(2, 4, 4, generator=g, dtype=torch.float64), torch.randn(2, 4, 3, generator=g, dtype=torch.float64)
+    gone = torch.zeros(2, 4, 4, dtype=torch.bool)
+    gone[1] = True  # a sequence with no key left
+    low = torch.finfo(torch.float64).min
+    ref = s.masked_fill(gone, low)
+    stages = [stage("scores", 10, s), stage("masked_scores", 11, ref), stage("weights", 12, ref.softmax(-1)),
+              stage("zeroed_weights", 13, ref.softmax(-1).masked_fill(gone, 0.0))]
+    inf = s.masked_fill(gone, float("-inf"))
+    p = inf.softmax(-1)
+    plain = [loc.Traced("matmul", 1, s), loc.Traced("masked_fill", 2, inf), loc.Traced("softmax", 3, p),
+             loc.Traced("matmul", 4, p @ v)]
+    al = loc.Alignment(plain, stages)
+    assert "another fill value" in al.how[0] and al.pick[1].line == 2
+    assert rules.fill_then_more(al) is None  # -inf, softmax, product: the fill line (first_difference) names it
+    assert rules.first_difference(al).line == 2
+    zeroing = plain[:3] + [loc.Traced("mul", 4, p * 0.0), loc.Traced("matmul", 5, p @ v)]  # weights * alive: NaN stays
+    assert rules.fill_then_more(loc.Alignment(zeroing, stages)) is rules.ABSTAIN
+    bert = s - 10000.0 * gone.double()  # an additive mask: finite, the row's softmax is the thing to zero
+    q = bert.softmax(-1)
+    additive = [plain[0], loc.Traced("sub", 2, bert), loc.Traced("softmax", 3, q), loc.Traced("matmul", 4, q @ v)]
+    al = loc.Alignment(additive, stages)
+    assert "another fill value" in al.how[0]  # scores - 10000 block as the fill does
+    assert rules.fill_then_more(al) is rules.ABSTAIN

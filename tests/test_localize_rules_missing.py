@@ -26,3 +26,22 @@ def test_a_missing_step_is_reported_where_the_last_match_is_or_where_the_mask_ru
     entries = [loc.Traced("matmul", 2, s), loc.Traced("softmax", 3, torch.softmax(s, -1)), loc.Traced("masked_fill", 4, s)]
     found = rules.missing_step(loc.Alignment(entries, stages, source=late))
     assert found is not None and found.line == 4 and "after it" in found.evidence, found  # ran after the softmax
+
+
+def test_a_skipped_step_that_changes_some_rows_is_located_only_on_one_line():
+    """The weights of a query with no key are zeroed by the reference and not by the submission: the product equals the
+    reference's output in every other row. On one line with the softmax (`softmax(s) @ v`) that line; else the step
+    belongs after the softmax's line or in front of the product's, either as right: no line."""
+    g = torch.Generator().manual_seed(6)
+    w, v = torch.randn(2, 4, 4, generator=g, dtype=torch.float64).softmax(-1), torch.randn(2, 4, 3, generator=g, dtype=torch.float64)
+    gone = torch.zeros(2, 4, 1, dtype=torch.bool)
+    gone[1, 0] = True
+    zeroed = w.masked_fill(gone, 0.0)
+    stages = [stage("weights", 10, w), stage("zeroed_weights", 11, zeroed), stage("output", 12, zeroed @ v)]
+    one_line = [loc.Traced("softmax", 3, w), loc.Traced("matmul", 3, w @ v)]
+    found = rules.step_skipped(loc.Alignment(one_line, stages))
+    assert found is not None and found.line == 3 and found.stage == "zeroed_weights"
+    two_lines = [loc.Traced("softmax", 3, w), loc.Traced("matmul", 4, w @ v)]
+    assert rules.step_skipped(loc.Alignment(two_lines, stages)) is rules.ABSTAIN
+    other = [loc.Traced("softmax", 3, w), loc.Traced("matmul", 3, w @ (v * 2))]  # every row differs: not this rule's
+    assert rules.step_skipped(loc.Alignment(other, stages)) is None

@@ -328,10 +328,17 @@ def inverted_padding(kit, c) -> list:
                                           "for the mask itself (right padding, no causal mask): True is read as keep")]
 
 
-def trace_call(ex, kit) -> dict:
-    """The call `grade` traces to point at a line: right padding, and the causal mask when L = S."""
+def trace_call(ex, kit) -> list[dict]:
+    """The calls `grade` traces to point at a line: right padding, and the causal mask when L = S; then, if that one
+    shows no difference, left padding with the causal mask, which leaves some queries no key at all; then the first
+    in float16 (only a raise is read from it)."""
     c = ex.config
     q, k, v = qkv(kit, c, salt=850)
-    mask = padding([max(1, c["S"] - 2 * i) for i in range(c["B"])], c["S"])
-    return {"init": None, "params": {}, "args": [q, k, v], "kwargs": {"key_padding_mask": mask},
-            "scalars": {"causal": c["L"] == c["S"]}}
+    lengths = [max(1, c["S"] - 2 * i) for i in range(c["B"])]
+    calls = [{"init": None, "params": {}, "args": [q, k, v], "kwargs": {"key_padding_mask": padding(lengths, c["S"])},
+              "scalars": {"causal": c["L"] == c["S"]}}]
+    if c["L"] == c["S"]:
+        calls.append({**calls[0], "kwargs": {"key_padding_mask": padding(lengths, c["S"], left=True)},
+                      "scalars": {"causal": True}})
+    calls.append({**calls[0], "args": [t.half() for t in (q, k, v)], "dtype": "float16"})  # a fill float16 cannot hold
+    return calls

@@ -12,8 +12,8 @@ log = logging.getLogger(__name__)
 RULES = [rules.dropout_misplaced, rules.training_pass, rules.first_divergence, rules.computed_twice,
          rules.scrambled_layout, rules.merged_otherwise, rules.input_laid_out_otherwise,
          rules.raised_here, rules.nothing_after, rules.untraced_angles, rules.out_of_order, rules.lost_precision, rules.scaled_earlier,
-         rules.several_masks, rules.added_operand, rules.value_built_before, rules.other_shape,
-         rules.roles_swapped, rules.unused_result, rules.missing_step,
+         rules.several_masks, rules.fill_then_more, rules.added_operand, rules.value_built_before, rules.other_shape,
+         rules.roles_swapped, rules.unused_result, rules.missing_step, rules.step_skipped,
          rules.unexplained_elsewhere, rules.first_difference]
 
 

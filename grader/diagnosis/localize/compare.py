@@ -12,8 +12,8 @@ PARALLEL = {"queries", "keys", "values", "repeated_keys", "repeated_values", "ca
 
 
 def blocked(t: torch.Tensor) -> torch.Tensor:
-    """Positions a score tensor blocks: -inf, or a fill like -1e9."""
-    return torch.isneginf(t) | (t <= -1e4)
+    """Positions a score tensor blocks: -inf, a fill like -1e9, or scores less 10000 (BERT's additive mask)."""
+    return torch.isneginf(t) | (t <= -1e3)
 
 
 def shaped_as(c: torch.Tensor, x: torch.Tensor, limit: int = 24):

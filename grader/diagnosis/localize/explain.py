@@ -13,6 +13,7 @@ from grader.diagnosis.localize.text import label
 REARRANGED = {"queries": "heads_split_wrong", "keys": "heads_split_wrong", "values": "heads_split_wrong",
               "merged": "heads_merge_wrong"}
 MISSING_STEP = {"scaled_scores": "no_scaling", "masked_scores": "mask_missing"}
+SAME_POSITIONS = "the same positions, another fill value"  # (-inf where the reference fills finfo.min)
 
 
 def mask_difference(c: torch.Tensor, x: torch.Tensor, name: str, rtol: float) -> tuple[str, str | None] | None:
@@ -20,9 +21,14 @@ def mask_difference(c: torch.Tensor, x: torch.Tensor, name: str, rtol: float) ->
     want = blocked(x)
     if not want.any() or want.all():
         return None
+    other_fill = None
     for y in shaped_as(c, x):
         got = blocked(y.double())
         if torch.equal(got, want):
+            if other_fill is None and close(y[~want], x[~want], rtol) and not torch.equal(y[want].double(), x[want]):
+                fill, ref = float(y[want].double().min()), float(x[want].min())
+                other_fill = (f"where the {label(name)} are blocked it holds {fill:.4g}, the reference's {ref:.4g}: "
+                              f"{SAME_POSITIONS}", None)
             continue
         if torch.equal(got, ~want):
             return (f"it blocks exactly the positions the {label(name)} keep and keeps the blocked ones: the mask is inverted",
@@ -45,7 +51,7 @@ def mask_difference(c: torch.Tensor, x: torch.Tensor, name: str, rtol: float) ->
         if missing and not extra:
             return f"it leaves {missing} position(s) open that the {label(name)} block", None
         return f"it blocks different positions than the {label(name)}", None
-    return None
+    return other_fill
 
 
 def softmax_of(c: torch.Tensor, bases: list[Stage], rtol: float):

@@ -6,11 +6,13 @@ import logging
 import torch
 
 from grader.diagnosis.localize.align import decide
+from grader.diagnosis.localize.alignment import Alignment
 from grader.diagnosis.localize.gate import acts_on
 from grader.diagnosis.localize.rules import Abstain
 from grader.diagnosis.localize.model import Localization
 from grader.diagnosis.localize.parameters import parameter_line
 from grader.diagnosis.localize.raising import raising_line
+from grader.diagnosis.localize.source import fill_written_at
 from grader.diagnosis.localize.reference import stage_lines, stages_from_trace, trace_reference
 from grader.diagnosis.localize.untrusted import validate
 
@@ -20,7 +22,8 @@ log = logging.getLogger(__name__)
 def trace_call(ex, harness) -> dict | None:
     """Constructor arguments, weights and inputs for one traced forward (init, params, args, kwargs and
     non-tensor scalars), or None. An exercise called another way (custom_*) says how in its module's
-    trace_call(ex, kit)."""
+    trace_call(ex, kit), which may give a list of calls: each is traced while the ones before it reproduce every
+    stage (a mistake only some inputs show: rows with no key left)."""
     if ex.kind.startswith("custom_"):
         from grader.pack import exercise_module
 
@@ -56,7 +59,7 @@ def request(harness, call: dict, train: bool) -> tuple[dict, dict]:
     tensors.update({f"kw_{k}": v for k, v in call["kwargs"].items()})
     header = {"op": "trace", "init": call["init"], "args": [f"arg{i}" for i in range(len(call["args"]))],
               "kwargs": {k: f"kw_{k}" for k in call["kwargs"]}, "scalars": call.get("scalars", {}),
-              "dtype": "float64", "train": train, "seed": 0}
+              "dtype": call.get("dtype", "float64"), "train": train, "seed": 0}
     return harness.request(header, tensors)
 
 
@@ -74,27 +77,54 @@ def locate(ex, harness, source: str) -> Localization | Abstain | None:
             log.debug("exercise %s: no live worker or the file did not load: no localization", ex.number)
             return None
         lines = stage_lines(ex.solution_path.read_text(encoding="utf-8"))
-        call = trace_call(ex, harness)
-        if not lines or call is None:
+        calls = trace_call(ex, harness)
+        if not lines or not calls:
             log.debug("exercise %s: %s", ex.number, "no marked stages" if not lines else "no traced call")
             return None
-        n_lines = len(source.splitlines())
-        for train in (False, True) if ex.dims.get("dropout") else (False,):
-            reference = trace_reference(harness.reference, {**call, "train": train})
-            stages = stages_from_trace(reference, lines)
-            entries, raised = validate(*request(harness, call, train), n_lines)
-            log.debug("exercise %s (train=%s): %d stages, %d entries, raised %s", ex.number, train, len(stages),
-                      len(entries), raised)
-            found = decide(entries, stages, raised, train=train, source=source,
-                           reference=[r for r in reference if not any(r.tensor is s.tensor for s in stages)])
-            if isinstance(found, Abstain):
-                return found  # no line can be trusted in evaluation mode: a training-mode trace does not change that
-            if found is not None or raised is not None:
+        for call in calls if isinstance(calls, list) else [calls]:
+            found = locate_call(ex, harness, source, lines, call)
+            if found is not ...:
                 return found
         return None
     except Exception:  # feedback only: a failure here must never fail the grade
         log.debug("localization failed for exercise %s", getattr(ex, "number", "?"), exc_info=True)
         return None
+
+
+def locate_call(ex, harness, source: str, lines, call: dict):
+    """One traced call aligned with the reference: a Localization, an Abstain, None (no line), or ... when the
+    call reproduces every stage (the next call, if any, may show the difference)."""
+    n_lines = len(source.splitlines())
+    reproduced = True
+    for train in (False, True) if ex.dims.get("dropout") else (False,):
+        reference = trace_reference(harness.reference, {**call, "train": train})
+        stages = stages_from_trace(reference, lines)
+        entries, raised = validate(*request(harness, call, train), n_lines)
+        log.debug("exercise %s (train=%s): %d stages, %d entries, raised %s", ex.number, train, len(stages),
+                  len(entries), raised)
+        if call.get("dtype", "float64") != "float64":
+            return half_raise(source, raised)
+        found = decide(entries, stages, raised, train=train, source=source,
+                       reference=[r for r in reference if not any(r.tensor is s.tensor for s in stages)])
+        if isinstance(found, Abstain):
+            return found  # no line can be trusted in evaluation mode: a training-mode trace does not change that
+        if found is not None or raised is not None:
+            return found
+        reproduced = reproduced and bool(stages) and Alignment(entries, stages).failing is None
+    return ... if reproduced else None
+
+
+def half_raise(source: str, raised: dict | None):
+    """A call traced in half precision (its values round: only a raise is read): a masked_fill that raised there with
+    its fill written on the line (-1e9 overflows float16) is that line; one read from a name (made at the top, or
+    before it) may be wrong where it is made: no line. Nothing raised: ... (nothing found)."""
+    if raised is None:
+        return ...
+    if raised.get("line") and fill_written_at(source, raised["line"]):
+        return Localization(raised["line"], "masked_scores", None,
+                            f"in half precision it raised {raised['type']} at line {raised['line']}, filling the "
+                            f"masked scores with a value the dtype cannot hold")
+    return None
 
 
 def localize_verdict(verdict, ex, harness, source: str) -> None:

@@ -606,3 +606,15 @@ def passed_unshaped(source: str, line: int) -> bool:
 
     return all(taken(a) or isinstance(a, ast.Call) and is_self_attribute(a.func) and not a.keywords and a.args
                and all(taken(b) for b in a.args) for a in calls[0].args)
+
+
+def fill_written_at(source: str, line: int) -> bool:
+    """The one masked_fill call on `line` gives its fill value there (-1e9, torch.finfo(torch.float32).min): it reads
+    no name the file assigns (`NEG = -1e9` at the top, `neg = -1e9` before it, which may be the line to fix)."""
+    tree = parse(source)
+    calls = [c for c in masking_calls(tree, line) if called_name(c) in ("masked_fill", "masked_fill_")] if tree else []
+    if len(calls) != 1 or len(calls[0].args) < 2:
+        return False
+    assigned = {t.id for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) for t in ast.walk(t) if isinstance(t, ast.Name)}
+    return not any(isinstance(n, ast.Name) and n.id in assigned for n in ast.walk(calls[0].args[1]))

@@ -16,14 +16,15 @@
 
 Each module's rules are tested in tests/test_localize_rules_<module>.py, without a sandbox."""
 from grader.diagnosis.localize.rules.abstain import ABSTAIN, Abstain
-from grader.diagnosis.localize.rules.ambiguous import out_of_order, several_masks, unexplained_elsewhere, untraced_angles
+from grader.diagnosis.localize.rules.ambiguous import (fill_then_more, out_of_order, several_masks, unexplained_elsewhere,
+                                                       untraced_angles)
 from grader.diagnosis.localize.rules.difference import first_difference, other_shape
 from grader.diagnosis.localize.rules.dropout import dropout_misplaced, training_pass
 from grader.diagnosis.localize.rules.kinds import ADDS, CASTS, MOVES, NOT_THE_MASK, PATTERN, PRODUCTS, REARRANGE
 from grader.diagnosis.localize.rules.layout import (computed_twice, input_laid_out_otherwise, merged_otherwise, roles_swapped, scrambled_layout,
                                                     swapped_roles)
 from grader.diagnosis.localize.rules.loop import first_divergence
-from grader.diagnosis.localize.rules.missing import missing_step, nothing_after, unused_result
+from grader.diagnosis.localize.rules.missing import missing_step, nothing_after, step_skipped, unused_result
 from grader.diagnosis.localize.rules.raised import raised_here
 from grader.diagnosis.localize.rules.reads import moved_before, rearranged_input, shaped_elsewhere, untraced_reads
 from grader.diagnosis.localize.rules.tensors import (dropped_from, frequencies_only, half_precision, line_result, other_roles,
@@ -32,8 +33,8 @@ from grader.diagnosis.localize.rules.values import (added_operand, built_before,
                                                      value_built_before)
 
 __all__ = ["ABSTAIN", "ADDS", "Abstain", "CASTS", "MOVES", "NOT_THE_MASK", "PATTERN", "PRODUCTS", "REARRANGE", "added_operand", "built_before", "computed_twice",
-           "dropout_misplaced", "dropped_from", "first_difference", "first_divergence", "frequencies_only", "half_precision",
+           "dropout_misplaced", "dropped_from", "fill_then_more", "first_difference", "first_divergence", "frequencies_only", "half_precision",
            "input_laid_out_otherwise", "line_result", "lost_precision", "merged_otherwise", "missing_step", "moved_before", "nothing_after",
            "other_roles", "other_shape", "out_of_order", "products", "raised_here", "rearranged_input", "roles_swapped",
-           "scaled_earlier", "scaled_reference", "scrambled_layout", "several_masks", "shaped_elsewhere", "swapped_roles",
+           "scaled_earlier", "scaled_reference", "scrambled_layout", "several_masks", "shaped_elsewhere", "step_skipped", "swapped_roles",
            "training_pass", "unexplained_elsewhere", "untraced_angles", "untraced_reads", "unused_result", "value_built_before"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import torch
 
 from grader.diagnosis.localize.alignment import Alignment
+from grader.diagnosis.localize.explain import SAME_POSITIONS
 from grader.diagnosis.localize.source import built_elsewhere, reads_size, masking_lines
 from grader.diagnosis.localize.rules.abstain import ABSTAIN
 from grader.diagnosis.localize.rules.kinds import MOVES, PATTERN, PRODUCTS
@@ -57,3 +58,17 @@ def unexplained_elsewhere(al: Alignment):
     if any(x.tensor.dtype == torch.float32 for x in al.entries[:al.pick[0] + 1]):
         return ABSTAIN  # float32 steps in a float64 trace: the difference may be rounding alone
     return None
+
+
+def fill_then_more(al: Alignment):
+    """The picked entry blocks the reference's positions with another fill value (-inf where the reference fills the
+    dtype's lowest number). The fill is the line only when it is -inf (a row with no key: NaN) and the softmax goes
+    straight into the product with the values. A step between (weights * alive, a masked_fill after the softmax) or
+    after the output (a torch.where on it) may be the one meant for the rows with no key, and a finite fill (BERT's
+    scores - 10000) leaves those rows a softmax to zero, not a fill to change: no line."""
+    if al.pick is None or SAME_POSITIONS not in al.how[0]:
+        return None
+    e, after = al.pick[1], al.entries[al.pick[0] + 1:]
+    if bool(torch.isneginf(e.tensor).any()) and len(after) == 2 and "softmax" in after[0].op and after[1].op in PRODUCTS:
+        return None
+    return ABSTAIN

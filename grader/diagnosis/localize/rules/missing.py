@@ -1,12 +1,16 @@
 """Rules for a step that is missing or whose result is never used."""
 from __future__ import annotations
 
+import torch
+
+from grader.diagnosis.layout import close, rtol_for
 from grader.diagnosis.localize.alignment import Alignment
 from grader.diagnosis.localize.compare import PARALLEL
 from grader.diagnosis.localize.explain import MISSING_STEP
 from grader.diagnosis.localize.source import masking_lines, return_after
 from grader.diagnosis.localize.text import label
 from grader.diagnosis.localize.rules.abstain import ABSTAIN
+from grader.diagnosis.localize.rules.kinds import PRODUCTS
 
 
 def nothing_after(al: Alignment):
@@ -60,3 +64,26 @@ def missing_step(al: Alignment):
     return al.at(line, al.failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the softmax of the "
                                    f"{label(base.name)}: the {label(al.failing.name)} step is missing; it belongs on or "
                                    f"after line {line}", cause=cause)
+
+
+def step_skipped(al: Alignment):
+    """The failing stage changes some rows of the last matched one (the weights of a query with no key, zeroed), and
+    the picked entry is the next stage's product, equal to the reference's in every other row: the step was skipped.
+    It belongs after the last match's line or in front of the product's: reported only when they are one line
+    (`softmax(s, -1) @ v`), else no line."""
+    through, failing, e = al.through, al.failing, al.pick[1] if al.pick is not None else None
+    nxt = next((s for s in al.later if s.tensor.shape == (e.tensor.shape if e is not None else None)), None)
+    if e is None or e.op not in PRODUCTS or through is None or nxt is None or al.match[nxt.name] is not None \
+            or through.tensor.shape != failing.tensor.shape or through.tensor.dim() < 2:
+        return None
+    rows = ~torch.isclose(through.tensor, failing.tensor, equal_nan=True).all(-1)
+    if nxt.tensor.shape[:-1] != rows.shape or not rows.any() or rows.all():
+        return None
+    got, want = e.tensor.double(), nxt.tensor.double()
+    if not close(got[~rows], want[~rows], rtol_for(got, want)) or close(got[rows], want[rows], rtol_for(got, want)):
+        return None
+    if al.entries[al.start].line != e.line:
+        return ABSTAIN  # after the line of the last match or in front of the product's: either is as right
+    return al.at(e.line, failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) equals the reference's "
+                                  f"{label(nxt.name)} except in {int(rows.sum())} row(s), where the {label(failing.name)} "
+                                  f"differ from the {label(through.name)}: that step is missing before line {e.line}")
