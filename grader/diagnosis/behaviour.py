@@ -10,7 +10,8 @@ from __future__ import annotations
 import torch
 
 from grader.diagnosis.diagnoses import make
-from grader.diagnosis.variants import attend, candidates, describe, mistakes_of, module_bugs, module_forward, wrong_dims
+from grader.diagnosis.variants import (attend, candidates, describe, head_size, mistakes_of, module_bugs,
+                                       module_forward, wrong_dims)
 from grader.numerics import close  # a helper of the checks' own rules, as the docstring says
 
 def delta(got: torch.Tensor, want: torch.Tensor) -> float:
@@ -222,14 +223,13 @@ def module_rules(ex, kit, verdict) -> list:
     params = kit.weights(init)
     T = ex.dim("context", init) or 6
     x = kit.randn(2, T, ex.dim("input", init), salt=77)
-    right = ex.dim("output", init) // (ex.dim("heads", init) or 1)
+    right = head_size(ex, init)
 
     def variants_matching(x):
         got, err = attempt(lambda: kit.run(init, [x], params=params)[0])
         if err is not None:
             return None, err
-        return match(ex, [(x, got)], lambda a, b, wd: [module_forward(ex, init, params, a, b, wd)],
-                     module_bugs(ex, init), wrong_dims(ex, init, x.shape[-2]), right), None
+        return module_matches(ex, init, params, x, got), None
 
     got, err = attempt(lambda: kit.run(init, [x], params=params)[0])
     if err is not None:
@@ -255,8 +255,7 @@ def module_rules(ex, kit, verdict) -> list:
         return [crash_or(err)] + swept_mistakes(ex, sweep_runs(ex, kit), "", "where it runs: with {id}, ")
     want = module_forward(ex, init, params, x)
     if not close(got[0], want):
-        matches = match(ex, [(x, got)], lambda a, b, wd: [module_forward(ex, init, params, a, b, wd)],
-                        module_bugs(ex, init), wrong_dims(ex, init, x.shape[-2]), right)
+        matches = module_matches(ex, init, params, x, got)
         if matches:
             kept = confirmed(ex, matches, ("base", init, params, x, got), sweep_runs(ex, kit))
             if ex.has("unbatched"):
@@ -360,6 +359,12 @@ def function_rules(ex, kit, verdict) -> list:
     return found + variants_of(probes)
 
 
+def module_matches(ex, init, params, x, got) -> list:
+    """The module variants (mistakes, wrong size) whose output for x is the submission's, got."""
+    return match(ex, [(x, got)], lambda a, b, wd: [module_forward(ex, init, params, a, b, wd)],
+                 module_bugs(ex, init), wrong_dims(ex, init, x.shape[-2]), head_size(ex, init))
+
+
 def sweep_runs(ex, kit) -> list:
     """(configuration id, init, params, x, output) for each sweep configuration the submission runs in."""
     from grader.probes import init_cases
@@ -379,8 +384,7 @@ def explains(ex, run, bugs) -> int | None | bool:
     submission's output in this run, else False. A size is a role: its number changes with the configuration, and
     may be the right one in some."""
     _, init, params, x, got = run
-    right = ex.dim("output", init) // (ex.dim("heads", init) or 1)
-    for wd in ([*wrong_dims(ex, init, x.shape[-2]), right] if "scale_wrong_dim" in bugs else [None]):
+    for wd in ([*wrong_dims(ex, init, x.shape[-2]), head_size(ex, init)] if "scale_wrong_dim" in bugs else [None]):
         if close(got[0], module_forward(ex, init, params, x, bugs, wd)):
             return wd
     return False
@@ -406,11 +410,8 @@ def swept_mistakes(ex, runs, base="the base configuration is right; ", prefix="w
         id, init, params, x, got = run
         if close(got[0], module_forward(ex, init, params, x)):
             continue
-        right = ex.dim("output", init) // (ex.dim("heads", init) or 1)
-        matches = match(ex, [(x, got)], lambda a, b, wd: [module_forward(ex, init, params, a, b, wd)],
-                        module_bugs(ex, init), wrong_dims(ex, init, x.shape[-2]), right)
-        kept = confirmed(ex, matches, run, runs[:i] + runs[i + 1:])
+        kept = confirmed(ex, module_matches(ex, init, params, x, got), run, runs[:i] + runs[i + 1:])
         if kept and all(explains(ex, other, kept[0][0]) is not False for other in runs):
-            return report(ex, kept, right, base + prefix.format(id=id))
+            return report(ex, kept, head_size(ex, init), base + prefix.format(id=id))
         return []
     return []

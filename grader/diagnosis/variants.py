@@ -192,9 +192,14 @@ def split_fused_qkv(qkv: torch.Tensor, nh: int, bugs=frozenset()):
     return tuple(parts[names.index(r)] for r in "qkv")
 
 
+def head_size(ex: Exercise, init: dict) -> int:
+    """The size the scores are scaled by: one head's width."""
+    return ex.dim("output", init) // (ex.dim("heads", init) or 1)
+
+
 def wrong_dims(ex: Exercise, init: dict, tokens: int | None = None) -> list[int]:
     """Sizes a learner might wrongly scale by: everything but the right one (the input's token count too, when given)."""
-    right = ex.dim("output", init) // (ex.dim("heads", init) or 1)
+    right = head_size(ex, init)
     dims = {ex.dim("input", init), ex.dim("output", init), tokens} - {right, None}
     if ex.dim("kv_heads", init):  # grouped-query attention: the width of the key projection, the group width
         group = ex.dim("heads", init) // ex.dim("kv_heads", init)  # (its square: scores divided by the group width)
