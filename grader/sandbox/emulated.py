@@ -124,6 +124,13 @@ def _fills(self: Tensor, key, value: Tensor) -> bool:
             and items[0].dtype in (torch.bool, torch.uint8) and where(items[0]) == where(self))
 
 
+def _index_put_values(self: Tensor, key, value, op: str) -> None:
+    """index_put_'s values come from self's device, as CUDA requires (but for its masked_fill_ shortcut, _fills)."""
+    if (isinstance(value, Tensor) and value.dim() > 0 and where(value) != where(self)
+            and not _fills(self, key, value)):
+        raise refuse(SAME_DEVICE, value if where(value) == "cpu" else self, op)
+
+
 class EmulatedDevice(TorchFunctionMode):
     """While active: OnDevice tensors report DEVICE, an op mixing them with a CPU tensor (other than a 0-dim CPU
     scalar) raises CUDA's RuntimeError, and anything created or moved with device=DEVICE is OnDevice."""
@@ -183,17 +190,11 @@ class EmulatedDevice(TorchFunctionMode):
         if func in COPIES:
             return
         if func is Tensor.__setitem__ and len(args) > 2:  # a copy, unless the index is advanced: index_put_
-            self_, key, value = args[:3]
-            if (_advanced(key) and isinstance(value, Tensor) and value.dim() > 0 and where(value) != where(self_)
-                    and not _fills(self_, key, value)):
-                raise refuse(SAME_DEVICE, value if where(value) == "cpu" else self_, name)
+            if _advanced(args[1]):
+                _index_put_values(*args[:3], name)
             return
         if func in INDEX_PUT and len(args) > 1:  # the indices may be on either device (moved to self's), not values
-            self_, indices = args[:2]
-            value = args[2] if len(args) > 2 else kwargs.get("values")
-            if (isinstance(value, Tensor) and value.dim() > 0 and where(value) != where(self_)
-                    and not _fills(self_, tuple(indices), value)):
-                raise refuse(SAME_DEVICE, value if where(value) == "cpu" else self_, name)
+            _index_put_values(args[0], tuple(args[1]), args[2] if len(args) > 2 else kwargs.get("values"), name)
             return
         cpu = [t for t in tensors if not isinstance(t, OnDevice) and t.dim() > 0]
         if cpu:

@@ -20,9 +20,10 @@ _ESCAPES = re.compile(
 )
 # C0 controls except tab and newline, DEL, C1 controls, zero-width characters, bidi marks, embeddings,
 # overrides and isolates, and a stray byte-order mark: all can hide or reorder what a reader sees
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+_INVISIBLE = "\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff"
+_CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f{_INVISIBLE}]")
 _SURROGATES = re.compile("[\ud800-\udfff]")
-_HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
+_HIDDEN = re.compile(f"[\x00-\x1f{_INVISIBLE}\ud800-\udfff]")  # visible(): tabs and newlines escaped too
 
 
 def _escaped(match: re.Match) -> str:
