@@ -95,6 +95,8 @@ def locate_call(ex, harness, source: str, lines, call: dict):
     """One traced call aligned with the reference: a Localization, an Abstain, None (no line), or ... when the
     call reproduces every stage (the next call, if any, may show the difference)."""
     n_lines = len(source.splitlines())
+    if call.get("dtype", "float64") != "float64":  # only a raise is read: no reference to align with
+        return half_raise(source, validate(*request(harness, call, False), n_lines)[1])
     reproduced = True
     for train in (False, True) if ex.dims.get("dropout") else (False,):
         reference = trace_reference(harness.reference, {**call, "train": train})
@@ -102,8 +104,6 @@ def locate_call(ex, harness, source: str, lines, call: dict):
         entries, raised = validate(*request(harness, call, train), n_lines)
         log.debug("exercise %s (train=%s): %d stages, %d entries, raised %s", ex.number, train, len(stages),
                   len(entries), raised)
-        if call.get("dtype", "float64") != "float64":
-            return half_raise(source, raised)
         found = decide(entries, stages, raised, train=train, source=source,
                        reference=[r for r in reference if not any(r.tensor is s.tensor for s in stages)])
         if isinstance(found, Abstain):
