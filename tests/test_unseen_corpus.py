@@ -4,7 +4,8 @@ Held-out files (NN/heldout/, NN/fresh/ … NN/fresh4/) were written by someone w
 (tests/corpus/HELDOUT.md, FRESH.md … FRESH6.md); real-world files (NN/realworld/ … NN/realworld5/) are published
 implementations adapted only where the contract forces it (tests/corpus/REALWORLD.md … REALWORLD5.md). Their labels are the
 authors' reading of the code, so top-1 accuracy is reported (the terminal summary, tests/conftest.py), not
-required; what is required: every buggy file fails (the suites see the bug) with a diagnosis.
+required; what is required: every buggy file fails (the suites see the bug) with a diagnosis, and every correct
+file passes (no correct code, published or written blind, is rejected).
 
 They grade about 760 more files, a few minutes of both cores, so the default `python -m pytest` (which must
 stay within 3 minutes on two cores) leaves them to `.ci/run`, which sets ATTENTION_KIT_UNSEEN_CORPUS=1.
@@ -32,3 +33,5 @@ def test_unseen_file(path: Path, record_property):
     record_property("line", (outcome(path, v)[0], line_outcome(path, v)))
     if label(path) != "pass":
         assert not v.passed and v.diagnoses, "a buggy file passed: the suite cannot see this bug"
+    else:
+        assert v.passed, f"correct code was rejected: {v.diagnoses[0].id if v.diagnoses else 'no diagnosis'}"
