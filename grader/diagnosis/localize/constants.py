@@ -68,6 +68,10 @@ def table_match(t: torch.Tensor, refs: list[torch.Tensor]) -> str | None:
 
 
 def matched(t: torch.Tensor, refs: list[torch.Tensor]) -> str | None:
+    """mask_match() or table_match(); a one-number table (torch.tensor(base)) is a value the reference keeps a Python
+    number, never traced: taken as right ("both")."""
+    if t.dtype != torch.bool and t.numel() == 1:
+        return "both"
     return mask_match(t, refs) if t.dtype == torch.bool else table_match(t, refs)
 
 

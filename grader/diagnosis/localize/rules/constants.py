@@ -51,20 +51,23 @@ def wrong_mask(al: Alignment):
 
 def wrong_table(al: Alignment):
     """The failing stage is computed from positions alone (the angles), and the first entry after the last match that
-    reads a table the code built (from torch.arange, a base ** ...) reads one that is none of the reference's
-    (up to layout, sign, dtype, duplicated halves): the line where the tables first go wrong, when it is one."""
+    reads a table the code built (from torch.arange, a base ** ...) that is none of the reference's (up to layout,
+    sign, dtype, duplicated halves), up to the first computed from the data: the line where the tables first go
+    wrong, when it is one."""
     if al.failing.data or not al.consts:
         return None
-    first = next((e for e in al.entries[al.start + 1:] if e.uses), None)
-    if first is None:
-        return None
     refs = [r.tensor for r in al.reference_consts]
-    tables = [u for u in first.uses if 0 <= u < len(al.consts) and al.consts[u] is not None
-              and al.consts[u].tensor.dtype != torch.bool]
-    if not tables or len(tables) != len(first.uses) or all(matched(al.consts[u].tensor, refs) is not None for u in tables):
-        return None
-    line = _root_line(al, tables)
-    if line is None:
-        return None
-    return al.at(line, al.failing, f"the table built at line {line} is none of the reference's, and from there the "
-                                   f"{label(al.failing.name)} differ (the tensor at line {first.line} reads it)")
+    for e in al.entries[al.start + 1:]:
+        tables = [u for u in e.uses if 0 <= u < len(al.consts) and al.consts[u] is not None
+                  and al.consts[u].tensor.dtype != torch.bool]
+        if len(tables) != len(e.uses):
+            return None
+        if any(matched(al.consts[u].tensor, refs) is None for u in tables):
+            line = _root_line(al, tables)
+            if line is None:
+                return None
+            return al.at(line, al.failing, f"the table built at line {line} is none of the reference's, and from there "
+                                           f"the {label(al.failing.name)} differ (the tensor at line {e.line} reads it)")
+        if e.data:
+            return None
+    return None
