@@ -52,12 +52,12 @@ def wrong_mask(al: Alignment):
 def wrong_table(al: Alignment):
     """The failing stage is computed from positions alone (the angles), and the first entry after the last match that
     reads a table the code built (from torch.arange, a base ** ...) that is none of the reference's (up to layout,
-    sign, dtype, duplicated halves), up to the first computed from the data: the line where the tables first go
+    sign, dtype, duplicated halves), up to the first computed from the data that reads one: the line where the tables first go
     wrong, when it is one."""
     if al.failing.data or not al.consts:
         return None
     refs = [r.tensor for r in al.reference_consts]
-    for e in al.entries[al.start + 1:]:
+    for e in (e for e in al.entries[al.start + 1:] if e.uses):
         tables = [u for u in e.uses if 0 <= u < len(al.consts) and al.consts[u] is not None
                   and al.consts[u].tensor.dtype != torch.bool]
         if len(tables) != len(e.uses):
