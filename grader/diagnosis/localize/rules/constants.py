@@ -56,13 +56,19 @@ def wrong_table(al: Alignment):
     wrong, when it is one."""
     if al.failing.data or not al.consts:
         return None
-    refs = [r.tensor for r in al.reference_consts]
+    refs, verdicts = [r.tensor for r in al.reference_consts], {}
+
+    def wrong(u):
+        if u not in verdicts:
+            verdicts[u] = matched(al.consts[u].tensor, refs) is None
+        return verdicts[u]
+
     for e in (e for e in al.entries[al.start + 1:] if e.uses):
         tables = [u for u in e.uses if 0 <= u < len(al.consts) and al.consts[u] is not None
                   and al.consts[u].tensor.dtype != torch.bool]
         if len(tables) != len(e.uses):
             return None
-        if any(matched(al.consts[u].tensor, refs) is None for u in tables):
+        if any(wrong(u) for u in tables):
             line = _root_line(al, tables)
             if line is None:
                 return None
