@@ -287,8 +287,10 @@ def rope_rules(ex, kit, probes) -> list:
                                      f"{[round(f, 4) for f in theta.tolist()]} (base ** (-2i/d))")]
 
 
-def trace_call(ex, kit) -> dict:
-    """The call `grade` traces to point at a line: positions offset by 3000, default base."""
+def trace_call(ex, kit) -> list[dict]:
+    """The calls `grade` traces to point at a line: positions offset by 3000, default base; then, if that one shows
+    no difference, another base (a base written into the code)."""
     c = ex.config
-    return {"init": None, "params": {}, "args": [kit.randn(c["B"], c["H"], c["T"], c["d"], salt=850),
+    call = {"init": None, "params": {}, "args": [kit.randn(c["B"], c["H"], c["T"], c["d"], salt=850),
                                                  positions("offset", c["T"])], "kwargs": {}}
+    return [call, {**call, "scalars": {"base": 500.0}}]

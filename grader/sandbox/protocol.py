@@ -22,7 +22,7 @@ MAX_TEXT = 4096  # characters in one string
 REPLY_KEYS = {"ok": (bool,), "error": (dict,), "outputs": (list,), "is_class": (bool,), "callable": (bool,),
               "is_module": (bool,), "parameters": (list, type(None)), "forward_parameters": (list,),
               "params": (dict,), "buffers": (dict,), "raised": (str, dict, type(None)), "largest": (dict,),
-              "entries": (list,), "truncated": (bool,)}  # entries, truncated, raised as a dict: the trace op
+              "entries": (list,), "consts": (list,), "truncated": (bool,)}  # entries, consts, truncated, raised as a dict: the trace op
 BATCHED = ("run", "describe", "construct_raises")  # the calls a batch request may hold (never load, trace or a batch)
 MAX_PAYLOAD = 64 << 20  # the grader's probes return kilobytes; anything near this is an attack or a bug
 _LEN = struct.Struct(">Q")

@@ -454,10 +454,14 @@ class Worker:
                 fn(*args, **kwargs)
         except Exception as exc:  # the partial trace still locates what ran; the suite reports the exception
             raised = {"type": type(exc).__name__[:80], "line": self.error(exc)["error"]["line"]}
-        entries = [{"op": e.op, "line": e.line, "shape": list(e.tensor.shape), "dtype": str(e.tensor.dtype).removeprefix("torch."),
-                    "data": e.data} for e in tracer.entries]
-        reply = {"ok": True, "entries": entries, "raised": raised, "truncated": tracer.truncated}
-        return reply, {f"trace.{i}": e.tensor for i, e in enumerate(tracer.entries)}
+        def described(es):
+            return [{"op": e.op, "line": e.line, "shape": list(e.tensor.shape), "dtype": str(e.tensor.dtype).removeprefix("torch."),
+                     "data": e.data, "uses": list(e.uses)} for e in es]
+        reply = {"ok": True, "entries": described(tracer.entries), "consts": described(tracer.consts), "raised": raised,
+                 "truncated": tracer.truncated}
+        out = {f"trace.{i}": e.tensor for i, e in enumerate(tracer.entries)}
+        out.update({f"const.{i}": e.tensor for i, e in enumerate(tracer.consts)})
+        return reply, out
 
     def batch(self, req, tensors):
         """Several calls from one request, run in order and answered in one reply, each as if it came alone (its own

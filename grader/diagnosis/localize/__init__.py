@@ -9,6 +9,7 @@ The pipeline, one module per stage:
   compare.py     matching an entry to a stage (up to layout, or one head of it); the first stage not reproduced
   alignment.py   Alignment: what the rules read (matched through, failing stage, the entry where they part)
   explain.py     how that entry differs (softmax over another dim, an inverted mask, a factor, ...)
+  constants.py   the masks and tables the code builds (the trace's consts) against the reference's, and where wrong ones begin
   rules/         the small rules, tried in order by align.py; each names a line, abstains, or passes on
   source.py      what the parsed source says (where a mask or a scalar is built, the return after a line)
   text.py        stage names as words

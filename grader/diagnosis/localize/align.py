@@ -11,26 +11,28 @@ log = logging.getLogger(__name__)
 
 RULES = [rules.dropout_misplaced, rules.training_pass, rules.first_divergence, rules.computed_twice,
          rules.scrambled_layout, rules.merged_otherwise, rules.input_laid_out_otherwise,
-         rules.raised_here, rules.nothing_after, rules.untraced_angles, rules.out_of_order, rules.lost_precision, rules.scaled_earlier,
+         rules.raised_here, rules.nothing_after, rules.wrong_mask, rules.wrong_table, rules.untraced_angles, rules.out_of_order, rules.lost_precision, rules.scaled_earlier,
          rules.several_masks, rules.fill_then_more, rules.added_operand, rules.value_built_before, rules.other_shape,
          rules.roles_swapped, rules.unused_result, rules.missing_step, rules.step_skipped,
          rules.unexplained_elsewhere, rules.first_difference]
 
 
 def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None, *, train: bool = False,
-          source: str = "", reference: list[Traced] = ()) -> Localization | None:
+          source: str = "", reference: list[Traced] = (), consts=(), reference_consts=()) -> Localization | None:
     """The last stage the submission reproduces, the first it doesn't, and the line where they part (or None)."""
-    found = decide(entries, stages, raised, train=train, source=source, reference=reference)
+    found = decide(entries, stages, raised, train=train, source=source, reference=reference, consts=consts,
+                   reference_consts=reference_consts)
     return None if isinstance(found, rules.Abstain) else found
 
 
 def decide(entries: list[Traced], stages: list[Stage], raised: dict | None = None, *, train: bool = False,
-           source: str = "", reference: list[Traced] = ()) -> Localization | rules.Abstain | None:
+           source: str = "", reference: list[Traced] = (), consts=(), reference_consts=()) -> Localization | rules.Abstain | None:
     """align(), telling a rule's abstention (ABSTAIN: no line can be trusted, whatever another pass finds) from
     nothing to locate (None)."""
     if not stages:
         return None
-    al = Alignment(entries, stages, raised, train=train, source=source, reference=reference)
+    al = Alignment(entries, stages, raised, train=train, source=source, reference=reference, consts=consts,
+                   reference_consts=reference_consts)
     if al.failing is None:
         log.debug("every stage is reproduced: nothing to locate")
         return None

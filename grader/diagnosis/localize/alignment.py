@@ -28,9 +28,11 @@ def also_computed(e: Traced, reference: list[Traced]) -> bool:
 
 class Alignment:
     def __init__(self, entries: list[Traced], stages: list[Stage], raised: dict | None = None, *, train: bool = False,
-                 source: str = "", reference: list[Traced] = ()):
+                 source: str = "", reference: list[Traced] = (), consts=(), reference_consts=()):
         self.entries, self.stages, self.raised, self.train = entries, stages, raised, train
         self.source, self.reference = source, list(reference)
+        self.consts = list(consts)  # the submission's masks and tables, by the index entries' `uses` name (None: dropped)
+        self.reference_consts = list(reference_consts)  # what the reference computes, to compare them with
         self.alts = prepare(stages)
         self.match = {s.name: next((i for i, e in enumerate(entries) if matches(e.tensor, s)), None) for s in stages}
         self.failing = first_failing(stages, self.match)

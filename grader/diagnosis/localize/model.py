@@ -12,6 +12,7 @@ class Traced:
     line: int
     tensor: torch.Tensor
     data: bool = True  # derived from a floating input or weight, not from a bool mask or int positions alone
+    uses: tuple = ()  # the consts it read, by index in the trace's consts (-1: one not recorded)
 
 
 @dataclass

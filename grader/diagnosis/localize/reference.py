@@ -44,8 +44,9 @@ def code_file(obj) -> str | None:
     return code.co_filename if code is not None else None
 
 
-def trace_reference(ref, call: dict, *, seed: int = 0) -> list[Traced]:
-    """Run the trusted reference on the call the worker traced, under the same tracer."""
+def trace_reference(ref, call: dict, *, seed: int = 0, consts: list | None = None) -> list[Traced]:
+    """Run the trusted reference on the call the worker traced, under the same tracer; its consts (masks, tables)
+    are appended to `consts` when given."""
     path = code_file(ref)
     fn, params = ref, []
     if call["init"] is not None:
@@ -60,4 +61,6 @@ def trace_reference(ref, call: dict, *, seed: int = 0) -> list[Traced]:
     kwargs = {**kwargs, **call.get("scalars", {})}
     with torch.no_grad(), tracer:
         fn(*args, **kwargs)
-    return [Traced(e.op, e.line, e.tensor, e.data) for e in tracer.entries]
+    if consts is not None:
+        consts.extend(Traced(e.op, e.line, e.tensor, e.data, e.uses) for e in tracer.consts)
+    return [Traced(e.op, e.line, e.tensor, e.data, e.uses) for e in tracer.entries]

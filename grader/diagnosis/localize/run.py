@@ -14,7 +14,7 @@ from grader.diagnosis.localize.parameters import parameter_line
 from grader.diagnosis.localize.raising import raising_line
 from grader.diagnosis.localize.source import fill_written_at
 from grader.diagnosis.localize.reference import stage_lines, stages_from_trace, trace_reference
-from grader.diagnosis.localize.untrusted import validate
+from grader.diagnosis.localize.untrusted import validate, validate_consts
 
 log = logging.getLogger(__name__)
 
@@ -99,13 +99,16 @@ def locate_call(ex, harness, source: str, lines, call: dict):
         return half_raise(source, validate(*request(harness, call, False), n_lines)[1])
     reproduced = True
     for train in (False, True) if ex.dims.get("dropout") else (False,):
-        reference = trace_reference(harness.reference, {**call, "train": train})
+        ref_consts = []
+        reference = trace_reference(harness.reference, {**call, "train": train}, consts=ref_consts)
         stages = stages_from_trace(reference, lines)
-        entries, raised = validate(*request(harness, call, train), n_lines)
+        reply = request(harness, call, train)
+        entries, raised = validate(*reply, n_lines)
         log.debug("exercise %s (train=%s): %d stages, %d entries, raised %s", ex.number, train, len(stages),
                   len(entries), raised)
         found = decide(entries, stages, raised, train=train, source=source,
-                       reference=[r for r in reference if not any(r.tensor is s.tensor for s in stages)])
+                       reference=[r for r in reference if not any(r.tensor is s.tensor for s in stages)],
+                       consts=validate_consts(*reply, n_lines), reference_consts=ref_consts + reference)
         if isinstance(found, Abstain):
             return found  # no line can be trusted in evaluation mode: a training-mode trace does not change that
         if found is not None or raised is not None:

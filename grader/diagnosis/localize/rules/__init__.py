@@ -11,6 +11,7 @@
   raised.py      a forward that raised before the failing stage
   missing.py     a missing step, an unused result
   values.py      a mask or a scale made on another line; half precision
+  constants.py   a mask or a table the code builds (the trace's consts) that is none of the reference's
   ambiguous.py   the cases that abstain
   difference.py  the first entry that differs, by shape or by how
 
@@ -18,6 +19,7 @@ Each module's rules are tested in tests/test_localize_rules_<module>.py, without
 from grader.diagnosis.localize.rules.abstain import ABSTAIN, Abstain
 from grader.diagnosis.localize.rules.ambiguous import (fill_then_more, out_of_order, several_masks, unexplained_elsewhere,
                                                        untraced_angles)
+from grader.diagnosis.localize.rules.constants import wrong_mask, wrong_table
 from grader.diagnosis.localize.rules.difference import first_difference, other_shape
 from grader.diagnosis.localize.rules.dropout import dropout_misplaced, training_pass
 from grader.diagnosis.localize.rules.kinds import ADDS, CASTS, MOVES, NOT_THE_MASK, PATTERN, PRODUCTS, REARRANGE
@@ -37,4 +39,4 @@ __all__ = ["ABSTAIN", "ADDS", "Abstain", "CASTS", "MOVES", "NOT_THE_MASK", "PATT
            "input_laid_out_otherwise", "line_result", "lost_precision", "merged_otherwise", "missing_step", "moved_before", "nothing_after",
            "other_roles", "other_shape", "out_of_order", "products", "raised_here", "rearranged_input", "roles_swapped",
            "scaled_earlier", "scaled_reference", "scrambled_layout", "several_masks", "shaped_elsewhere", "step_skipped", "swapped_roles",
-           "training_pass", "unexplained_elsewhere", "untraced_angles", "untraced_reads", "unused_result", "value_built_before"]
+           "training_pass", "unexplained_elsewhere", "untraced_angles", "untraced_reads", "unused_result", "value_built_before", "wrong_mask", "wrong_table"]
