@@ -54,3 +54,17 @@ def test_a_layer_picked_by_a_condition():
     src = ("class A:\n    def __init__(self, d, out):\n        self.w_o = Linear(d, d) if out else Identity()\n"
            "        self.w_q = Linear(d, d)\n")
     assert source.chosen_by_condition(src, 3) and not source.chosen_by_condition(src, 4)
+
+
+def test_a_shared_tree_is_walked_once_in_ast_walks_order(monkeypatch):
+    import ast
+
+    tree = source.parse(SCALE_SOURCE + "\n# walked\n")
+    calls = []
+    real = ast.walk
+    monkeypatch.setattr(source.ast, "walk", lambda node: calls.append(node) or real(node))
+    first = source.walk(tree)
+    assert list(first) == list(real(tree))
+    assert source.walk(tree) is first and calls == [tree]
+    func = source.function_at(tree, 3)
+    assert func is not None and calls == [tree]  # the helpers read the kept walk, not a new one

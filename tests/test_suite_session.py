@@ -57,3 +57,25 @@ def test_a_session_left_half_run_is_dropped(monkeypatch):
     monkeypatch.undo()
     assert _grade(3, ex.solution_path)["passed"] is True
     assert suite_session._KEPT[key][1] is not broken
+
+
+def test_no_suite_fixture_asks_for_request():
+    """pytest builds a new fixture definition (inspecting a signature) each time `request` is asked for, several per
+    check: the suites' fixtures and checks take what they need from the harness (kit) and pytestconfig."""
+    import ast
+    from pathlib import Path
+
+    for path in sorted(Path(suite_session.SUITES_DIR).glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef):
+                assert "request" not in [a.arg for a in node.args.args], f"{path.name}: {node.name}"
+
+
+def test_a_blocked_file_skips_every_check_but_the_policys_saying_why(tmp_path):
+    ex = load_catalog().get("3")
+    bad = tmp_path / "bad.py"
+    bad.write_text("import os\n" + ex.solution_path.read_text(encoding="utf-8"), encoding="utf-8")
+    v = runner.grade(exercise=ex, path=bad, limits=Limits(time_s=20))
+    skipped = [t for t in v.tests if t.status.value == "skipped"]
+    assert skipped and all(t.message.startswith("not run: ") for t in skipped)
+    assert [t.name for t in v.tests if t.status.value != "skipped"] == ["uses_only_allowed_imports_and_apis"]

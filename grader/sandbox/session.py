@@ -287,8 +287,11 @@ class Sandbox:
         with selectors.DefaultSelector() as sel:
             if not self.ready:
                 self._await_ready(sel)
-            self._by_cpu = cpu_seconds(self.pid) is not None
-            self._began, self._cpu0 = time.monotonic(), self._cpu()
+            seconds = cpu_seconds(self.pid)  # read once: whether /proc can be read, and the budget's start
+            self._by_cpu = seconds is not None
+            self._last_cpu = seconds if self._by_cpu else self._last_cpu
+            self._began = time.monotonic()
+            self._cpu0 = seconds if self._by_cpu else self._began
             self.deadline = self._began + max(0.0, self.limits.backstop_s - self.used)
             try:
                 self._send(sel, memoryview(data))

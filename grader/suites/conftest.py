@@ -9,9 +9,11 @@ from grader.probes import init_cases
 HARNESS = pytest.StashKey()
 
 
+# No fixture here asks for `request`: pytest builds a new fixture definition each time one does (inspecting a
+# lambda's signature), several per check, which was a tenth of the suite's own CPU in a grade.
 @pytest.fixture(scope="session")  # one grade's (a kept session tears it down after its last check)
-def kit(request):
-    return request.config.stash[HARNESS]
+def kit(pytestconfig):
+    return pytestconfig.stash[HARNESS]
 
 
 @pytest.fixture(scope="session")
@@ -19,9 +21,11 @@ def ex(kit):
     return kit.exercise
 
 
-@pytest.fixture(autouse=True)
-def _not_blocked(request, kit):
-    name = request.node.name
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """A check of a file that was not run (policy, syntax) or does not import is skipped, saying why, before
+    any of its fixtures is set up (as pytest's own skip marks are)."""
+    kit, name = item.config.stash[HARNESS], item.name
     if kit.blocked and name != "test_uses_only_allowed_imports_and_apis":
         pytest.skip(f"not run: {kit.blocked}")
     if kit.load_error is not None and name not in ("test_uses_only_allowed_imports_and_apis", "test_file_imports_without_error"):

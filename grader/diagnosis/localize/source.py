@@ -8,6 +8,21 @@ from functools import lru_cache
 MASKING = {"masked_fill", "masked_fill_", "where"}
 
 
+_WALKS: dict[int, tuple] = {}  # id(node) -> (node, every node under it in ast.walk's order)
+MAX_WALKS = 1 << 14
+
+
+def walk(node) -> tuple:
+    """ast.walk(node) as a tuple, kept for the trees parse() shares (never mutated): the rules walk the same tree
+    and statements again and again, and ast.walk's generator was a third of a localization's CPU."""
+    known = _WALKS.get(id(node))
+    if known is None or known[0] is not node:
+        if len(_WALKS) >= MAX_WALKS:
+            _WALKS.clear()
+        known = _WALKS[id(node)] = node, tuple(ast.walk(node))
+    return known[1]
+
+
 @lru_cache(maxsize=8)
 def parse(source: str) -> ast.Module | None:
     """The submission's tree, parsed once per text and shared by every helper here: never mutate it."""
@@ -19,7 +34,7 @@ def parse(source: str) -> ast.Module | None:
 
 def function_at(tree: ast.Module, line: int):
     """The innermost function holding the line, or None."""
-    funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    funcs = [n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
              and n.lineno <= line <= (n.end_lineno or n.lineno)]
     return max(funcs, key=lambda n: n.lineno) if funcs else None
 
@@ -30,18 +45,18 @@ def return_after(source: str, line: int) -> int | None:
     inner = function_at(tree, line) if tree is not None else None
     if inner is None:
         return None
-    returns = sorted(n.lineno for n in ast.walk(inner) if isinstance(n, ast.Return) and n.lineno > line)
+    returns = sorted(n.lineno for n in walk(inner) if isinstance(n, ast.Return) and n.lineno > line)
     return returns[0] if returns else None
 
 
 def assigned_lines(scope, name: str) -> set[int]:
     """Lines of the statements in scope that assign the local name (also as part of a tuple or an augmented one)."""
     found = set()
-    for node in ast.walk(scope):
+    for node in walk(scope):
         targets = (node.targets if isinstance(node, ast.Assign) else
                    [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
         for t in targets:
-            if any(isinstance(x, ast.Name) and x.id == name for x in ast.walk(t)):
+            if any(isinstance(x, ast.Name) and x.id == name for x in walk(t)):
                 found.add(node.lineno)
     return found
 
@@ -59,7 +74,7 @@ def mask_built_at(source: str, line: int) -> tuple[bool, int | None]:
 
 def buffers(tree: ast.Module) -> set[str]:
     """The names given to register_buffer("name", ...) in the file."""
-    return {n.args[0].value for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+    return {n.args[0].value for n in walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
             and n.func.attr == "register_buffer" and n.args and isinstance(n.args[0], ast.Constant)
             and isinstance(n.args[0].value, str)}
 
@@ -73,7 +88,7 @@ def called_name(call: ast.Call) -> str | None:
 def masking_calls(scope, line: int | None = None) -> list[ast.Call]:
     """The masking calls (masked_fill, where) with arguments in scope (a module or a statement), only those spanning
     `line` when it is given."""
-    return [n for n in ast.walk(scope) if isinstance(n, ast.Call) and called_name(n) in MASKING and n.args
+    return [n for n in walk(scope) if isinstance(n, ast.Call) and called_name(n) in MASKING and n.args
             and (line is None or n.lineno <= line <= (n.end_lineno or n.lineno))]
 
 
@@ -93,14 +108,14 @@ def applies_mask(source: str, line: int) -> bool:
     if masking_calls(stmt):
         return True
     held = buffers(tree)
-    names = (n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None for n in ast.walk(stmt))
+    names = (n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None for n in walk(stmt))
     return any(name is not None and (name in held or "mask" in name.lower()) for name in names)
 
 
 def assignments(source: str) -> dict[str, int]:
     """Attribute name -> the line of its first `self.<name> = ...` in the file (where a layer is created)."""
     found, tree = {}, parse(source)
-    for node in ast.walk(tree) if tree is not None else ():
+    for node in walk(tree) if tree is not None else ():
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
         for t in targets:
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
@@ -118,7 +133,7 @@ def chosen_by_condition(source: str, line: int) -> bool:
 
 def statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
     """The innermost simple statement spanning `line` (not a def, a class or the header of a block), or None."""
-    stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+    stmts = [n for n in walk(tree) if isinstance(n, ast.stmt) and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
              ast.ClassDef, ast.For, ast.While, ast.If, ast.With, ast.Try)) and n.lineno <= line <= (n.end_lineno or n.lineno)]
     return min(stmts, key=lambda n: (n.end_lineno or n.lineno) - n.lineno) if stmts else None
 
@@ -129,11 +144,11 @@ def names_read_at(tree: ast.Module, line: int, bases: bool = False) -> list[str]
     stmt = statement_at(tree, line)
     if stmt is None:
         return []
-    called = {id(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call)}
-    based = {id(n.value) for n in ast.walk(stmt) if isinstance(n, ast.Attribute)} if not bases else set()
-    sliced = {id(x) for n in ast.walk(stmt) if isinstance(n, ast.Subscript) for x in ast.walk(n.slice)}  # x[:, j0:j1]
+    called = {id(n.func) for n in walk(stmt) if isinstance(n, ast.Call)}
+    based = {id(n.value) for n in walk(stmt) if isinstance(n, ast.Attribute)} if not bases else set()
+    sliced = {id(x) for n in walk(stmt) if isinstance(n, ast.Subscript) for x in walk(n.slice)}  # x[:, j0:j1]
     found = []
-    for n in ast.walk(stmt):
+    for n in walk(stmt):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in called | based | sliced \
                 and n.id not in found:
             found.append(n.id)
@@ -148,8 +163,8 @@ def built_elsewhere(source: str, line: int, bases: bool = False) -> dict[str, in
     func = function_at(tree, line) if tree is not None else None
     if func is None:
         return {}
-    params = {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)}
-    loops = {x.id for n in ast.walk(func) if isinstance(n, (ast.For, ast.comprehension)) for x in ast.walk(n.target)
+    params = {a.arg for a in walk(func.args) if isinstance(a, ast.arg)}
+    loops = {x.id for n in walk(func) if isinstance(n, (ast.For, ast.comprehension)) for x in walk(n.target)
              if isinstance(x, ast.Name)}
     found = {}
     for name in names_read_at(tree, line, bases):
@@ -171,11 +186,11 @@ def size_chosen_elsewhere(source: str, line: int) -> dict[str, int]:
     stmt = statement_at(tree, line) if tree is not None else None
     if stmt is None:
         return {}
-    funcs = sorted((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    funcs = sorted((n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                     and n.lineno <= line <= (n.end_lineno or n.lineno)), key=lambda n: -n.lineno)
-    bounds = {id(x) for n in ast.walk(stmt) if isinstance(n, ast.Subscript) for x in ast.walk(n.slice)}
+    bounds = {id(x) for n in walk(stmt) if isinstance(n, ast.Subscript) for x in walk(n.slice)}
     found = {}
-    for n in ast.walk(stmt):
+    for n in walk(stmt):
         if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)) or n.id in found:
             continue
         where = next((w for f in funcs if (w := assigned_lines(f, n.id))), set())
@@ -193,7 +208,7 @@ def names_one_value(source: str, line: int) -> bool:
     """The statement on `line` assigns one local name (`d = x.shape[-1]`), not several at once (`B, T, C = x.shape`):
     a value made for its use, rather than one of several read together and picked from later."""
     tree = parse(source)
-    stmts = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.lineno == line] if tree else []
+    stmts = [n for n in walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.lineno == line] if tree else []
     if len(stmts) != 1:
         return False
     targets = stmts[0].targets if isinstance(stmts[0], ast.Assign) else [stmts[0].target]
@@ -209,12 +224,12 @@ def made_for(source: str, line: int, name: str) -> bool:
     if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], (ast.Tuple, ast.List)) \
             or func is None:
         return False
-    others = {x.id for x in ast.walk(stmt.targets[0]) if isinstance(x, ast.Name) and x.id != name}
-    if name not in {x.id for x in ast.walk(stmt.targets[0]) if isinstance(x, ast.Name)}:
+    others = {x.id for x in walk(stmt.targets[0]) if isinstance(x, ast.Name) and x.id != name}
+    if name not in {x.id for x in walk(stmt.targets[0]) if isinstance(x, ast.Name)}:
         return False
-    asserts = {id(x) for n in ast.walk(func) if isinstance(n, ast.Assert) for x in ast.walk(n)}
+    asserts = {id(x) for n in walk(func) if isinstance(n, ast.Assert) for x in walk(n)}
     return not any(isinstance(n, ast.Name) and n.id in others and isinstance(n.ctx, ast.Load) and id(n) not in asserts
-                   for n in ast.walk(func))
+                   for n in walk(func))
 
 
 def mask_argument(source: str, line: int) -> str | None:
@@ -234,7 +249,7 @@ def applies_root(source: str, line: int, name: str) -> bool:
         return False
     def is_name(x):  # a local name, or self.<name> spelled "self.<name>"
         return isinstance(x, ast.Name) and x.id == name or is_self_attribute(x) and f"self.{x.attr}" == name
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if not (hasattr(n, "lineno") and n.lineno <= line <= (getattr(n, "end_lineno", None) or n.lineno)):
             continue
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("sqrt", "rsqrt") \
@@ -252,7 +267,7 @@ def takes_root(source: str, line: int) -> bool:
         return False
     return any(hasattr(n, "lineno") and n.lineno <= line <= (getattr(n, "end_lineno", None) or n.lineno) and (
         isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow) or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-        and n.func.attr in ("sqrt", "rsqrt")) for n in ast.walk(tree))
+        and n.func.attr in ("sqrt", "rsqrt")) for n in walk(tree))
 
 
 def read_lines(source: str, line: int, name: str) -> set[int]:
@@ -261,12 +276,12 @@ def read_lines(source: str, line: int, name: str) -> set[int]:
     func = function_at(tree, line) if tree is not None else None
     if func is None:
         return set()
-    return {n.lineno for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)}
+    return {n.lineno for n in walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)}
 
 
 def class_at(tree: ast.Module, line: int):
     """The innermost class holding the line, or None."""
-    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    classes = [n for n in walk(tree) if isinstance(n, ast.ClassDef) and n.lineno <= line <= (n.end_lineno or n.lineno)]
     return max(classes, key=lambda n: n.lineno) if classes else None
 
 
@@ -277,10 +292,10 @@ def is_self_attribute(node) -> bool:
 def attribute_defs(scope, name: str) -> dict[int, ast.AST]:
     """Line -> the value assigned to self.<name> in scope: `self.name = ...` or `self.register_buffer("name", ...)`."""
     found = {}
-    for node in ast.walk(scope):
+    for node in walk(scope):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(is_self_attribute(x) and x.attr == name for t in targets for x in ast.walk(t)):
+            if any(is_self_attribute(x) and x.attr == name for t in targets for x in walk(t)):
                 found[node.lineno] = node.value
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "register_buffer" \
                 and len(node.args) >= 2 and isinstance(node.args[0], ast.Constant) and node.args[0].value == name:
@@ -290,11 +305,11 @@ def attribute_defs(scope, name: str) -> dict[int, ast.AST]:
 
 def attribute_read_lines(scope, name: str) -> set[int]:
     """Lines of scope that read self.<name> as a value (not calling it: `self.proj(x)` is a layer)."""
-    return {n.lineno for n in ast.walk(scope) if is_self_attribute(n) and n.attr == name and isinstance(n.ctx, ast.Load)}
+    return {n.lineno for n in walk(scope) if is_self_attribute(n) and n.attr == name and isinstance(n.ctx, ast.Load)}
 
 
 def called_attributes(scope) -> set[str]:
-    return {n.func.attr for n in ast.walk(scope) if isinstance(n, ast.Call) and is_self_attribute(n.func)}
+    return {n.func.attr for n in walk(scope) if isinstance(n, ast.Call) and is_self_attribute(n.func)}
 
 
 def attributes_read_at(source: str, line: int) -> list[str]:
@@ -303,10 +318,10 @@ def attributes_read_at(source: str, line: int) -> list[str]:
     stmt = statement_at(tree, line) if tree is not None else None
     if stmt is None:
         return []
-    called = {id(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call)}
-    sliced = {id(x) for n in ast.walk(stmt) if isinstance(n, ast.Subscript) for x in ast.walk(n.slice)}
+    called = {id(n.func) for n in walk(stmt) if isinstance(n, ast.Call)}
+    sliced = {id(x) for n in walk(stmt) if isinstance(n, ast.Subscript) for x in walk(n.slice)}
     found = []
-    for n in ast.walk(stmt):
+    for n in walk(stmt):
         if is_self_attribute(n) and isinstance(n.ctx, ast.Load) and id(n) not in called | sliced and n.attr not in found:
             found.append(n.attr)
     return found
@@ -325,12 +340,12 @@ def attribute_built_at(source: str, line: int, name: str) -> int | None:
         return None
     (a, value), = defs.items()
     func = function_at(tree, a)
-    params = {x.arg for x in ast.walk(func.args) if isinstance(x, ast.arg)} if func is not None else set()
+    params = {x.arg for x in walk(func.args) if isinstance(x, ast.arg)} if func is not None else set()
     if isinstance(value, ast.Constant) or isinstance(value, ast.Name) and (value.id in params or func is None) \
             or isinstance(value, ast.Tuple) and all(isinstance(x, (ast.Name, ast.Constant)) for x in value.elts):
         return None  # `self.d = d`, `self.d, self.h = d, h`: settings
     if func is not None:
-        made = [n.id for n in ast.walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        made = [n.id for n in walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                 and n.id not in params]
         local = {n: assigned_lines(func, n) for n in made}
         local = {n: w for n, w in local.items() if w}
@@ -361,16 +376,16 @@ def mask_value(source: str, line: int, attributes: bool = True) -> tuple[str, in
         return "here", None, False, "none"
     expr = calls[0].args[0]
     func = function_at(tree, line) or tree
-    params = {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)} if hasattr(func, "args") else set()
-    sliced = {id(x) for n in ast.walk(expr) if isinstance(n, ast.Subscript) for x in ast.walk(n.slice)}
-    called = {id(n.func) for n in ast.walk(expr) if isinstance(n, ast.Call)}
-    sizes = {id(x) for n in ast.walk(expr) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-             and n.func.attr in SHAPING for a in n.args for x in ast.walk(a)}  # pad.view(B, 1, 1, S): sizes, not the mask
+    params = {a.arg for a in walk(func.args) if isinstance(a, ast.arg)} if hasattr(func, "args") else set()
+    sliced = {id(x) for n in walk(expr) if isinstance(n, ast.Subscript) for x in walk(n.slice)}
+    called = {id(n.func) for n in walk(expr) if isinstance(n, ast.Call)}
+    sizes = {id(x) for n in walk(expr) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr in SHAPING for a in n.args for x in walk(a)}  # pad.view(B, 1, 1, S): sizes, not the mask
     sliced |= sizes
     inverts = any(isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.Invert, ast.Not)) or isinstance(n, ast.Compare)
                   or isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name))
-                  and getattr(n.func, "attr", getattr(n.func, "id", "")) in INVERTING for n in ast.walk(expr))
-    subs = [n for n in ast.walk(expr) if isinstance(n, ast.Subscript)]
+                  and getattr(n.func, "attr", getattr(n.func, "id", "")) in INVERTING for n in walk(expr))
+    subs = [n for n in walk(expr) if isinstance(n, ast.Subscript)]
     slicing = "none"
     if subs:
         s = subs[0].slice
@@ -379,11 +394,11 @@ def mask_value(source: str, line: int, attributes: bool = True) -> tuple[str, in
                                                             and d.upper is not None for d in dims) \
             and len({ast.dump(d.upper) for d in dims}) == 1
         slicing = "prefix" if prefix else "other"
-    names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    names = {n.id for n in walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
              and id(n) not in sliced | called and n.id != "self" and n.id not in params}
     local = {n: assigned_lines(func, n) - {line} for n in names}
     local = {n: w for n, w in local.items() if w}
-    attrs = {n.attr for n in ast.walk(expr) if is_self_attribute(n) and isinstance(n.ctx, ast.Load) and id(n) not in sliced | called}
+    attrs = {n.attr for n in walk(expr) if is_self_attribute(n) and isinstance(n.ctx, ast.Load) and id(n) not in sliced | called}
     if len(local) + len(attrs) > 1:
         return "several", None, inverts, slicing
     if local:
@@ -414,7 +429,7 @@ def calls_self(source: str, line: int) -> bool:
     traced on the lines of that call's body, not on this one."""
     tree = parse(source)
     stmt = statement_at(tree, line) if tree is not None else None
-    return stmt is not None and any(isinstance(n, ast.Call) and is_self_attribute(n.func) for n in ast.walk(stmt))
+    return stmt is not None and any(isinstance(n, ast.Call) and is_self_attribute(n.func) for n in walk(stmt))
 
 
 def in_helper(source: str, line: int) -> bool:
@@ -425,8 +440,8 @@ def in_helper(source: str, line: int) -> bool:
     if func is None:
         return False
     called = any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Name) and n.func.id == func.name
-                 or isinstance(n.func, ast.Attribute) and n.func.attr == func.name) for n in ast.walk(tree))
-    params = {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)} - {"self"}
+                 or isinstance(n.func, ast.Attribute) and n.func.attr == func.name) for n in walk(tree))
+    params = {a.arg for a in walk(func.args) if isinstance(a, ast.arg)} - {"self"}
     return called and bool(params & set(names_read_at(tree, line)))
 
 
@@ -496,7 +511,7 @@ def bound_at(source: str, line: int, name: str) -> int | None:
         at = max(above)
         stmt = statement_at(tree, at)
         value = getattr(stmt, "value", None)
-        if value is None or not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(value)):
+        if value is None or not any(isinstance(n, ast.Name) and n.id == name for n in walk(value)):
             return at
 
 
@@ -506,7 +521,7 @@ def makes_tensor(source: str, line: int) -> bool:
     stmt = statement_at(tree, line) if tree is not None else None
     return stmt is not None and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                                     and isinstance(n.func.value, ast.Name) and n.func.value.id == "torch"
-                                    for n in ast.walk(stmt))
+                                    for n in walk(stmt))
 
 
 PICKING = {"bool", "float", "to", "type_as", "contiguous", "detach", "clone"}
@@ -542,7 +557,7 @@ def index_built_at(source: str, line: int) -> dict[str, int]:
     if stmt is None or func is None:
         return {}
     found = {}
-    for n in ast.walk(stmt):
+    for n in walk(stmt):
         if isinstance(n, ast.Subscript):
             for d in n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]:
                 above = [a for a in assigned_lines(func, d.id) if a < line] if isinstance(d, ast.Name) else []
@@ -558,15 +573,15 @@ def calls_file_function(source: str, line: int) -> bool:
     stmt = statement_at(tree, line) if tree is not None else None
     if stmt is None:
         return False
-    defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    return any(isinstance(n, ast.Call) and (is_self_attribute(n.func) or called_name(n) in defined) for n in ast.walk(stmt))
+    defined = {n.name for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return any(isinstance(n, ast.Call) and (is_self_attribute(n.func) or called_name(n) in defined) for n in walk(stmt))
 
 
 def in_called_function(source: str, line: int) -> bool:
     """The statement on `line` belongs to a function the file calls itself (a helper: `_update(state, s, v)`)."""
     tree = parse(source)
     func = function_at(tree, line) if tree is not None else None
-    return func is not None and any(isinstance(n, ast.Call) and called_name(n) == func.name for n in ast.walk(tree))
+    return func is not None and any(isinstance(n, ast.Call) and called_name(n) == func.name for n in walk(tree))
 
 
 def binary_operands(source: str, line: int) -> tuple[str, list[str]] | None:
@@ -592,14 +607,14 @@ def passed_unshaped(source: str, line: int) -> bool:
     func = function_at(tree, line) if tree is not None else None
     if func is None:
         return False
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and (isinstance(n.func, ast.Name) and n.func.id == func.name
+    calls = [n for n in walk(tree) if isinstance(n, ast.Call) and (isinstance(n.func, ast.Name) and n.func.id == func.name
              or isinstance(n.func, ast.Attribute) and n.func.attr == func.name)]
     if len(calls) != 1 or calls[0].keywords or not calls[0].args:
         return False
     caller = function_at(tree, calls[0].lineno)
     if caller is None or caller is func:
         return False
-    params = {a.arg for a in ast.walk(caller.args) if isinstance(a, ast.arg)} - {"self"}
+    params = {a.arg for a in walk(caller.args) if isinstance(a, ast.arg)} - {"self"}
 
     def taken(a) -> bool:
         return isinstance(a, ast.Name) and a.id in params
@@ -615,6 +630,6 @@ def fill_written_at(source: str, line: int) -> bool:
     calls = [c for c in masking_calls(tree, line) if called_name(c) in ("masked_fill", "masked_fill_")] if tree else []
     if len(calls) != 1 or len(calls[0].args) < 2:
         return False
-    assigned = {t.id for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) for t in ast.walk(t) if isinstance(t, ast.Name)}
-    return not any(isinstance(n, ast.Name) and n.id in assigned for n in ast.walk(calls[0].args[1]))
+    assigned = {t.id for n in walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) for t in walk(t) if isinstance(t, ast.Name)}
+    return not any(isinstance(n, ast.Name) and n.id in assigned for n in walk(calls[0].args[1]))
