@@ -108,8 +108,6 @@ def test_honest_code_passes(source):
     assert check(source, forbidden=SDPA) == []
 
 
-# refused by the policy since before the subset (exit() is a denied name); its label is the runtime outcome
-REFUSED_BEFORE = {"leftover_exit.py"}
 # honest code the allowlist refuses: measured false refusals (file under tests/corpus -> what the refusal says),
 # kept here so that a policy change that lets them through, or refuses them otherwise, is seen. realworld3's two
 # (torch.functional as a module, self.eval()) pass since the eighth session; the eighth session's two (setattr(self,
@@ -139,7 +137,7 @@ def _refused(wanted) -> tuple[list[str], int]:
             found = check(read_submission(path), forbidden=ex.forbidden)
         except (SyntaxError, Unreadable):
             found = ["syntax"]
-        if label in ("unsafe_code", "forbidden_api", "syntax_error") or path.name in REFUSED_BEFORE:
+        if label in ("unsafe_code", "forbidden_api", "syntax_error"):
             assert found, f"{path} is labelled {label} and passed the policy"
             continue
         known = HONEST_REFUSED.get(path.relative_to(CORPUS).as_posix() if path.is_relative_to(CORPUS) else "")
