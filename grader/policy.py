@@ -299,6 +299,35 @@ def _inherited_plain_methods(nodes: list[ast.AST], own: dict[str, set[str]]) -> 
     return out
 
 
+def _is_setattr(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"
+            and len(node.args) == 3 and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args))
+
+
+def _literal_setattrs(nodes: list[ast.AST]) -> dict[int, tuple[str, ...]]:
+    """setattr(R, NAME, value) calls whose NAME is a string constant, or the variable of an enclosing for loop over a
+    literal tuple or list of string constants that nothing else binds: id(call) -> the names it can set. Each is
+    R.<name> = value spelled otherwise, and is checked as that (the policy's checker)."""
+    stores = {}
+    for n in nodes:
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    rebound = {n.arg for n in nodes if isinstance(n, ast.arg)}
+    rebound |= {name for n in nodes if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+    out = {}
+    for n in nodes:
+        if _is_setattr(n) and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str):
+            out[id(n)] = (n.args[1].value,)
+        elif isinstance(n, ast.For) and isinstance(n.target, ast.Name) and isinstance(n.iter, (ast.Tuple, ast.List)) \
+                and n.iter.elts and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in n.iter.elts) \
+                and stores.get(n.target.id) == 1 and n.target.id not in rebound:
+            names = tuple(e.value for e in n.iter.elts)
+            for sub in (s for stmt in n.body for s in ast.walk(stmt)):
+                if _is_setattr(sub) and isinstance(sub.args[1], ast.Name) and sub.args[1].id == n.target.id:
+                    out[id(sub)] = names
+    return out
+
+
 def _root(node: ast.AST) -> str | None:
     """The name an attribute or subscript chain starts from (self in self.cache[0].k), None for an expression."""
     while isinstance(node, (ast.Attribute, ast.Subscript)):
@@ -327,7 +356,9 @@ class _Checker(ast.NodeVisitor):
         self.unbound = _plain_methods(nodes)  # own class name -> its plain methods (reached only through an instance)
         self.inherited = _inherited_plain_methods(nodes, self.unbound)
         self.bound = _bound_names(nodes)
-        self.own = {n for n in _own_attributes(nodes) if not reachable.introspective(n) and n not in ESCAPES}
+        self.setattrs = _literal_setattrs(nodes)
+        named = {name for names in self.setattrs.values() for name in names}
+        self.own = {n for n in _own_attributes(nodes) | named if not reachable.introspective(n) and n not in ESCAPES}
         self.derefd = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}  # x in x.name
         self.called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}  # f in f(...)
         self.proven = receivers.proven_selves(tree)  # self names certainly bound to an own nn.Module's instance
@@ -530,6 +561,15 @@ class _Checker(ast.NodeVisitor):
                                        "looks attributes up by name); use if/elif")
 
     def visit_Call(self, node):
+        receiver = node.args[0] if _is_setattr(node) else None
+        if id(node) in self.setattrs and "setattr" not in self.bound and isinstance(receiver, ast.Name) \
+                and self.own_receiver(receiver.id):
+            for name in self.setattrs[id(node)]:  # setattr(self, "q", v) is self.q = v, and is checked as that
+                target = ast.Attribute(value=ast.Name(id=receiver.id, ctx=ast.Load()), attr=name, ctx=ast.Store())
+                self.visit_Attribute(ast.fix_missing_locations(ast.copy_location(target, node)))
+            for arg in node.args:
+                self.visit(arg)
+            return
         if isinstance(node.func, ast.Name) and node.func.id == "type" and node.func.id not in self.bound and (
                 len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred)):
             self.flag(node, "unsafe_code", "type() may only ask for an object's type (type(x)), not build a class")

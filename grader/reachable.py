@@ -32,6 +32,7 @@ TORCH_EXTRA = frozenset({
     "CharTensor", "ByteTensor", "BoolTensor", "autocast", "promote_types", "result_type", "broadcast_shapes",
     "get_default_device", "uint16", "uint32", "uint64", "complex32", "chalf",
     "functional",  # torch.functional: its __all__ only (it also holds torch, nn.functional as F, operator)
+    "cuda", "backends",  # a device helper's availability questions only (the table below)
 })
 TYPING = frozenset({
     "Any", "Optional", "Union", "List", "Tuple", "Dict", "Set", "FrozenSet", "Callable", "Sequence", "Iterable",
@@ -118,6 +119,10 @@ def table() -> dict[str, frozenset[str] | str | None]:
     out["torch.nn.init"] = frozenset(_defs(_text(torch / "nn" / "init.py")))
     out["torch.autograd"] = frozenset({"Function", "function"})  # not grad: it runs hooks beneath the worker's modes
     out["torch.autograd.function"] = frozenset({"Function", "FunctionCtx", "once_differentiable"})  # custom backward
+    # a device helper asks whether a device is there, nothing else (no set_device, seeding, memory or streams)
+    out["torch.cuda"] = frozenset({"is_available"})
+    out["torch.backends"] = frozenset({"mps"})
+    out["torch.backends.mps"] = frozenset({"is_available"})
     for sub in ("linalg", "special", "fft"):
         out[f"torch.{sub}"] = frozenset(re.findall(r"^(\w+) = _add_docstr", _text(torch / sub / "__init__.py"), re.M))
     return out

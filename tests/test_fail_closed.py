@@ -261,6 +261,28 @@ def test_readable_grants_every_entry_around_a_hole(tmp_path):
     assert view.readable(str(tmp_path / "bin"), holes) == [str(tmp_path / "bin")]
 
 
+def test_closed_to_others_finds_a_closed_directory_on_the_way(monkeypatch):
+    tmp = Path(tempfile.mkdtemp(prefix="attention-kit-closed-"))  # pytest's own lies in a closed directory here
+    try:
+        std, site = tmp / "home" / "lib" / "python3", tmp / "venv" / "site-packages"
+        std.mkdir(parents=True)
+        site.mkdir(parents=True)
+        for p in (tmp, tmp / "home", tmp / "home" / "lib", std, tmp / "venv", site):
+            os.chmod(p, 0o755)
+        monkeypatch.setattr(view, "stdlib_dirs", lambda: [str(std)])
+        monkeypatch.setattr(view, "_site_dirs", lambda: [str(site)])
+        if any(not os.stat(p).st_mode & 0o001 for p in tmp.parents):
+            pytest.skip("the temporary directory lies in a closed one")
+        assert not view.closed_to_others()
+        os.chmod(tmp / "home", 0o700)  # a Python under /root
+        assert view.closed_to_others()
+        os.chmod(tmp / "home", 0o755)
+        os.chmod(site, 0o711)  # traversable but not listable: imports scan it
+        assert view.closed_to_others()
+    finally:
+        shutil.rmtree(tmp)
+
+
 @needs_root_and_seccomp
 def test_a_pack_under_an_allowed_directory_is_emptied_and_carved_out(kit_in_stdlib):
     pack = str(kit_in_stdlib)  # not on this process's sys.path: hidden only because it is named
@@ -294,3 +316,43 @@ def test_refusal_names_what_does_not_hold(state, files, apart):
     assert isolation.files_kept(state) is files and isolation.kept_apart(state) is apart
     why = isolation.refusal(state)
     assert ("reference solutions" in why) is not files and ("signal the grader" in why) is not apart
+
+
+# -- the same bytes score the same in every tier ---------------------------------------------------
+
+LAZY = textwrap.dedent('''
+    """Honest exercise 2 code whose torch calls import modules lazily on first use (sympy and mpmath through
+    torch.broadcast_shapes' shape code)."""
+    import math
+
+    import torch
+
+
+    def scaled_dot_product_attention(query, key, value, mask=None):
+        batch = torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+        scores = query.expand(*batch, *query.shape[-2:]) @ key.transpose(-2, -1) / math.sqrt(query.size(-1))
+        if mask is not None:
+            torch.broadcast_shapes(mask.shape, scores.shape)
+            scores = scores.masked_fill(mask, float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        return weights @ value, weights
+''')
+
+
+@needs_root_and_seccomp
+@pytest.mark.parametrize("mode", ["root-no-namespaces", "nobody-no-namespaces"])
+def test_lazily_imported_torch_modules_score_the_same_in_a_weaker_tier(kit_in_stdlib, mode):
+    """Tiers 2 and 4 have no private root: what torch imports on an honest call's first use (sympy, mpmath and the
+    standard library modules they import, under a Python in a directory closed to other users, as this pyenv under
+    /root) is imported before the worker's uid changes, so the file scores full marks in every tier (3/17 before)."""
+    where = Path(tempfile.mkdtemp(prefix="attention-kit-lazy-"))
+    try:
+        sub = where / "lazy.py"
+        sub.write_text(LAZY)
+        os.chmod(where, 0o777)
+        os.chmod(sub, 0o666)
+        result, out = drive(kit_in_stdlib, mode, "exercise", "2", str(sub), "--json")
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+    verdict = json.loads(out.splitlines()[0])
+    assert result == {"code": 0} and verdict["passed"] and verdict["score"] == verdict["max_score"], out[:4000]

@@ -108,14 +108,11 @@ def test_honest_code_passes(source):
     assert check(source, forbidden=SDPA) == []
 
 
-# refused by the policy since before the subset (exit() is a denied name); its label is the runtime outcome
-REFUSED_BEFORE = {"leftover_exit.py"}
 # honest code the allowlist refuses: measured false refusals (file under tests/corpus -> what the refusal says),
 # kept here so that a policy change that lets them through, or refuses them otherwise, is seen. realworld3's two
-# (torch.functional as a module, self.eval()) pass since the eighth session; the eighth session's blind sets, graded
-# once, brought two more: setattr(self, name, layer) in a loop, and a device helper asking torch.cuda.is_available()
-HONEST_REFUSED: dict[str, str] = {"01/fresh5/h03.py": "setattr() is not allowed",
-                                  "04/realworld4/bitkira_cs336_mha.py": "torch.cuda.is_available"}
+# (torch.functional as a module, self.eval()) pass since the eighth session; the eighth session's two (setattr(self,
+# name, layer) in a loop over literal names, a device helper asking torch.cuda.is_available()) since the ninth
+HONEST_REFUSED: dict[str, str] = {}
 
 
 def _labelled_files():
@@ -140,7 +137,7 @@ def _refused(wanted) -> tuple[list[str], int]:
             found = check(read_submission(path), forbidden=ex.forbidden)
         except (SyntaxError, Unreadable):
             found = ["syntax"]
-        if label in ("unsafe_code", "forbidden_api", "syntax_error") or path.name in REFUSED_BEFORE:
+        if label in ("unsafe_code", "forbidden_api", "syntax_error"):
             assert found, f"{path} is labelled {label} and passed the policy"
             continue
         known = HONEST_REFUSED.get(path.relative_to(CORPUS).as_posix() if path.is_relative_to(CORPUS) else "")
@@ -200,6 +197,7 @@ def test_no_allowlisted_attribute_is_a_metaclass():
 # pass on a self grader/receivers.py proves is an instance of the file's own nn.Module class.
 H = "import torch\nimport torch.nn as nn\n"
 M = H + "class A(nn.Module):\n    def forward(self, x):\n"
+I = H + "class A(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
 LOOSENING_HOSTILE = {
     # torch.functional
     "tf_F": "from torch import functional as F\ny = F.F.scaled_dot_product_attention\n",
@@ -279,6 +277,38 @@ LOOSENING_HOSTILE = {
     "class B(O.A):\n    @classmethod\n    def g(cls, o):\n        return cls.f(o)\n",
     "classbody_statement": H + "class A(nn.Module):\n    print(1)\n    def f(self):\n        return self.eval()\n",
     "isinstance_shadow": H + "def isinstance(a, b):\n    return b.f(len)\nclass A(nn.Module):\n    def f(self):\n        return self.eval()\nisinstance(1, A)\n",
+    # setattr(self, NAME, v) with NAME a literal (or a for loop's variable over literals) is self.NAME = v; any other
+    "setattr_torch": I + "        setattr(torch, 'softmax', lambda x, dim: x)\n",
+    "setattr_torch_loop": I + "        for name in ('softmax', 'allclose'):\n            setattr(torch, name, print)\n",
+    "setattr_library_class": I + "        setattr(nn.Linear, 'forward', lambda s, x: x)\n",
+    "setattr_builtin": I + "        setattr(print, 'x', 1)\n",
+    "setattr_module_level": H + "setattr(torch, 'x', 1)\n",
+    "setattr_other_object": I + "        x = self.q = nn.Linear(2, 2)\n        setattr(x, 'forward', print)\n",
+    "setattr_computed": I + "        for name in ('q',):\n            setattr(self, name + '_', 1)\n",
+    "setattr_variable_list": I + "        names = ('q',)\n        for name in names:\n            setattr(self, name, 1)\n",
+    "setattr_rebound": I + "        for name in ('q',):\n            name = 'forward'\n            setattr(self, name, print)\n",
+    "setattr_walrus": I + "        for name in ('q',):\n            setattr(self, (name := 'x'), 1)\n",
+    "setattr_comprehension": I + "        for name in ('q',):\n            [setattr(self, name, 1) for name in ['x']]\n",
+    "setattr_outside_loop": I + "        for name in ('q',):\n            pass\n        setattr(self, name, 1)\n",
+    "setattr_parameter": H + "class A(nn.Module):\n    def f(self, name):\n        for name in ('q',):\n            pass\n"
+    "        setattr(self, name, 1)\n",
+    "setattr_dunder": I + "        for name in ('__class__',):\n            setattr(self, name, int)\n",
+    "setattr_escape": I + "        for name in ('q', 'eval'):\n            setattr(self, name, print)\n",
+    "setattr_private": I + "        setattr(self, '_forward_hooks', {})\n",
+    "setattr_keywords": I + "        setattr(self, 'q', 1, **{})\n",
+    "setattr_kept": I + "        f = setattr\n        f(self, 'q', 1)\n",
+    "setattr_plain_function": H + "def f(self):\n    setattr(self, 'q', 1)\n",
+    # torch.cuda and torch.backends: only whether a device is there
+    "cuda_set_device": H + "torch.cuda.set_device(0)\n",
+    "cuda_seed": H + "torch.cuda.manual_seed_all(0)\n",
+    "cuda_value": H + "c = torch.cuda\n",
+    "cuda_import_value": "from torch import cuda\nc = [cuda]\n",
+    "cuda_import_init": "from torch.cuda import init\n",
+    "cuda_private": H + "torch.cuda._lazy_call(print)\n",
+    "cuda_patch": H + "torch.cuda.is_available = lambda: True\n",
+    "cudnn_flag": H + "torch.backends.cudnn.deterministic = True\n",
+    "backends_other": H + "torch.backends.cuda.matmul.allow_tf32 = True\n",
+    "mps_other": H + "torch.backends.mps.empty_cache()\n",
 }
 LOOSENING_HONEST = {
     "tf_einsum": "from torch import functional as F\ny = F.einsum('ij->ji', x)\n",
@@ -292,6 +322,12 @@ LOOSENING_HONEST = {
     "super_two": H + "class A(nn.Linear):\n    def __init__(self):\n        super(A, self).__init__(2, 2)\n        self.eval()\n",
     "pass_body": H + "class A(nn.Module):\n    pass\nclass B(A):\n    def f(self):\n        return self.eval()\n",
     "nested": M + "        f = lambda: self.eval()\n        return [self.modules() for _ in x]\n",
+    "setattr_loop": I + "        for name in ('W_query', 'W_key'):\n            setattr(self, name, nn.Linear(2, 2))\n"
+    "    def forward(self, x):\n        return self.W_query(x) + self.W_key(x)\n",
+    "setattr_constant": I + "        setattr(self, 'proj', nn.Linear(2, 2))\n    def forward(self, x):\n        return self.proj(x)\n",
+    "device_helper": H + "def get_device():\n    if torch.cuda.is_available():\n        return torch.device('cuda')\n"
+    "    if torch.backends.mps.is_available():\n        return torch.device('mps')\n    return torch.device('cpu')\n",
+    "device_import": "from torch.cuda import is_available\ndevice = 'cuda' if is_available() else 'cpu'\n",
 }
 
 

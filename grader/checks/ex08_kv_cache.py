@@ -289,8 +289,14 @@ def cache_rules(ex, kit, verdict, init, params, x, got, y_full, k_full, v_full, 
         for name, c in (("k_cache", k), ("v_cache", v)):  # either cache alone left unappended
             P = c.shape[2] if c.dim() == 4 else None
             if P in (n, PROMPT) and tuple(c.shape) != (2, nh, PROMPT + n, hs):
-                return found + [make("kv_cache_not_appended", f"after {PROMPT} cached and {n} new token(s) the returned "
-                                                              f"{name} holds {P} positions, not {PROMPT + n}")]
+                short = make("kv_cache_not_appended", f"after {PROMPT} cached and {n} new token(s) the returned {name} "
+                                                      f"holds {P} positions, not {PROMPT + n}")
+                alone = kv_step(ex, init, params, new, *cache, bugs=base | {"kv_cache_ignored"}, wrong_dim=wd)[0]
+                if P == n and close(y, alone) and not close(y, y_full[:, PROMPT : PROMPT + n]):
+                    # neither attended to nor kept: the cache is ignored, and what it returns follows from that
+                    return found + [make("kv_cache_ignored", f"with {PROMPT} cached and {n} new token(s), the new "
+                                                             "tokens attend only to each other"), short]
+                return found + [short]
         if tuple(k.shape) != (2, nh, PROMPT + n, hs) or tuple(v.shape) != tuple(k.shape):
             return found + [make("kv_cache_layout", f"after {PROMPT} cached and {n} new token(s) the returned caches are "
                                                     f"{tuple(k.shape)} and {tuple(v.shape)}; expected {(2, nh, PROMPT + n, hs)}")]

@@ -259,6 +259,16 @@ def _private_namespace(libc, root: bool) -> bool:
     return True
 
 
+def namespaces_allowed() -> bool:
+    """Whether a worker forked from here could enter a mount namespace of its own (for its private root): tried
+    in a child that exits at once."""
+    pid = os.fork()
+    if pid == 0:
+        flags = CLONE_NEWNS if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNS
+        os._exit(0 if _libc().unshare(flags) == 0 else 1)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
 def _give_workdir(uid: int) -> None:
     """The worker's directory (and the submission in it) belong to the worker's uid, so it can work there."""
     for name in [".", *os.listdir(".")]:

@@ -117,6 +117,21 @@ def stdlib_dirs() -> list[str]:
     return list(dict.fromkeys(d for d in dirs if os.path.isdir(d)))
 
 
+def closed_to_others() -> bool:
+    """Whether a directory on the way to the standard library or site-packages is closed to other users (a
+    Python under /root): a worker of its own uid without a private root cannot import from there once booted."""
+    for top in [*stdlib_dirs(), *_site_dirs()]:
+        path = Path(os.path.realpath(top))
+        for place in (path, *path.parents):
+            try:
+                mode = os.stat(place).st_mode
+            except OSError:
+                return True
+            if not mode & 0o001 or (place == path and not mode & 0o004):
+                return True
+    return False
+
+
 def _is_checkout(path: Path) -> bool:
     """A source tree of the kit: a clone, an unpacked sdist."""
     try:

@@ -24,7 +24,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from grader.sandbox import isolation
+from grader.sandbox import isolation, view
 from grader.sandbox.emulated import DEVICE, EmulatedDevice, OnDevice, to_device, where
 from grader.sandbox.limits import Limits
 from grader.sandbox.protocol import BATCHED, READY, STACK_SIGNAL, decode, encode, read_frame, safetensors_bytes
@@ -554,6 +554,10 @@ def warm_up() -> None:
     load(safetensors_bytes({"x": x.detach().float()}))
     for name in set(KERNELS.values()):
         op_kernels(name)
+    if view.closed_to_others() and not isolation.namespaces_allowed():
+        # a worker that reads the host's files as its own uid could not import them after boot: torch's shape code
+        # (broadcast_shapes', unravel_index's), sympy, mpmath and the standard library modules they need
+        torch.broadcast_shapes((1,), (1,))
 
 
 def main() -> None:

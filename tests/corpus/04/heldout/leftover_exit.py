@@ -1,5 +1,5 @@
-# expect: crash
-# held-out: a debugging leftover calls exit() inside forward after printing a shape; catalog's `crash` names exactly a process exit.
+# expect: unsafe_code
+# held-out: a debugging leftover calls exit() inside forward after printing a shape; catalog's `crash` named a process exit then; relabelled unsafe_code (HELDOUT.md): the catalog now lists exit() under unsafe_code, which the policy refuses before anything runs.
 # bug-lines: 31
 import math
 
