@@ -28,8 +28,9 @@ def also_computed(e: Traced, reference: list[Traced]) -> bool:
 
 class Alignment:
     def __init__(self, entries: list[Traced], stages: list[Stage], raised: dict | None = None, *, train: bool = False,
-                 source: str = "", reference: list[Traced] = ()):
+                 source: str = "", reference: list[Traced] = (), ran: frozenset[int] = frozenset()):
         self.entries, self.stages, self.raised, self.train = entries, stages, raised, train
+        self.ran = ran  # lines an earlier traced call ran while reproducing every stage (another path: flash=False)
         self.source, self.reference = source, list(reference)
         self.alts = prepare(stages)
         self.match = {s.name: next((i for i, e in enumerate(entries) if matches(e.tensor, s)), None) for s in stages}
