@@ -14,7 +14,7 @@ RULES = [rules.other_path, rules.dropout_misplaced, rules.training_pass, rules.f
          rules.raised_here, rules.nothing_after, rules.untraced_angles, rules.out_of_order, rules.lost_precision, rules.scaled_earlier,
          rules.several_masks, rules.fill_then_more, rules.added_operand, rules.value_built_before, rules.other_shape,
          rules.roles_swapped, rules.unused_result, rules.missing_step, rules.step_skipped,
-         rules.unexplained_elsewhere, rules.first_difference]
+         rules.split_otherwise, rules.unexplained_elsewhere, rules.first_difference]
 
 
 def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None, *, train: bool = False,
