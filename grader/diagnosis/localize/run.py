@@ -51,7 +51,8 @@ def trace_call(ex, harness) -> dict | None:
     B = next((b for b in (3, 2, 4, 1) if b not in sizes | {T}))
     x = harness.randn(B, T, ex.dim("input", init), salt=803)
     call = {"init": init, "params": harness.weights(init, salt=804), "args": [x], "kwargs": {}}
-    return [call] + [{**call, "init": {**init, **s}} for s in switched(ex.sweep, init)]
+    paths = [{**call, "init": {**init, **s}, "path": s} for s in switched(ex.sweep, init)]
+    return [call, *paths] if paths else call
 
 
 def switched(sweep, init: dict) -> list[dict]:
@@ -103,7 +104,8 @@ def locate(ex, harness, source: str) -> Localization | Abstain | None:
 def locate_call(ex, harness, source: str, lines, call: dict, ran: set[int]):
     """One traced call aligned with the reference: a Localization, an Abstain, None (no line), or ... when the
     call reproduces every stage (the next call, if any, may show the difference). `ran` holds the lines traced in
-    the calls before, which reproduced every stage; this call's lines are added to it."""
+    the calls before, which reproduced every stage (this call's lines are added to it); the rules read it for a call
+    on another path (`path`: the switches it turns, flash=True), not for other inputs on the same path."""
     n_lines = len(source.splitlines())
     if call.get("dtype", "float64") != "float64":  # only a raise is read: no reference to align with
         return half_raise(source, validate(*request(harness, call, False), n_lines)[1])
@@ -115,7 +117,8 @@ def locate_call(ex, harness, source: str, lines, call: dict, ran: set[int]):
         log.debug("exercise %s (train=%s): %d stages, %d entries, raised %s", ex.number, train, len(stages),
                   len(entries), raised)
         found = decide(entries, stages, raised, train=train, source=source,
-                       reference=[r for r in reference if not any(r.tensor is s.tensor for s in stages)], ran=frozenset(ran))
+                       reference=[r for r in reference if not any(r.tensor is s.tensor for s in stages)],
+                       ran=frozenset(ran) if call.get("path") else frozenset())
         if isinstance(found, Abstain):
             return found  # no line can be trusted in evaluation mode: a training-mode trace does not change that
         if found is not None or raised is not None:
