@@ -62,3 +62,17 @@ def test_only_switches_the_traced_call_has_off_are_traced_again():
     init = {"n": 8, "fused": False, "p": 0.0}
     sweep = ({"fused": True}, {"n": 4}, {"n": 2, "fused": True}, {"fused": False}, {}, {"other": True})
     assert switched(sweep, init) == [{"fused": True}]
+
+
+def test_a_module_with_a_switch_is_traced_again_with_it_on_and_one_without_once():
+    from grader.catalog import load_catalog
+    from grader.diagnosis import localize as loc
+    from grader.harness import Harness
+
+    catalog = load_catalog()
+    ex = next(e for e in catalog.exercises if e.kind == "module" and any(isinstance(v, bool) for v in e.config.values()))
+    first, other = loc.trace_call(ex, Harness(ex, None))
+    assert other["params"] is first["params"] and other["args"] is first["args"] and "path" not in first
+    assert {k for k, v in other["init"].items() if v != first["init"][k]} == set(other["path"]) and all(other["path"].values())
+    plain = next(e for e in catalog.exercises if e.kind == "module" and not any(isinstance(v, bool) for v in e.config.values()))
+    assert isinstance(loc.trace_call(plain, Harness(plain, None)), dict)

@@ -51,7 +51,9 @@ def trace_call(ex, harness) -> dict | None:
     B = next((b for b in (3, 2, 4, 1) if b not in sizes | {T}))
     x = harness.randn(B, T, ex.dim("input", init), salt=803)
     call = {"init": init, "params": harness.weights(init, salt=804), "args": [x], "kwargs": {}}
-    paths = [{**call, "init": {**init, **s}, "path": s} for s in switched(ex.sweep, init)]
+    shapes = {k: v.shape for k, v in call["params"].items()}
+    paths = [{**call, "init": {**init, **s}, "path": s} for s in switched(ex.sweep, init)
+             if {k: v.shape for k, v in harness.weights({**init, **s}, salt=804).items()} == shapes]  # the same weights
     return [call, *paths] if paths else call
 
 
