@@ -57,16 +57,3 @@ def test_a_divergence_inside_a_helper_is_not_located():
     assert rules.first_divergence(al) is rules.ABSTAIN
     al = loc.Alignment([loc.Traced("matmul", 6, a * 3)], [stage("output", 60, out)], reference=reference, source=src)
     assert rules.first_divergence(al).line == 6
-
-
-def test_a_divergence_after_a_mask_the_submission_never_applies_is_not_located():
-    """The reference masks inside its loop and the submission applies no mask at all: the first value that differs
-    (a running max over the future keys too) follows a missing step, which belongs on no one line. With a mask of its
-    own the divergence is located as before."""
-    g = torch.Generator().manual_seed(9)
-    s, out = torch.randn(2, 4, generator=g, dtype=torch.float64), torch.randn(4, 3, generator=g, dtype=torch.float64)
-    reference = [loc.Traced("matmul", 50, s), loc.Traced("masked_fill", 51, s.tril()), loc.Traced("amax", 52, s.tril().amax(-1))]
-    plain = [loc.Traced("matmul", 20, s), loc.Traced("amax", 21, s.amax(-1) + 1)]
-    assert rules.first_divergence(loc.Alignment(plain, [stage("output", 60, out)], reference=reference)) is rules.ABSTAIN
-    masked = [loc.Traced("matmul", 20, s), loc.Traced("where", 21, s.tril()), loc.Traced("amax", 22, s.amax(-1) + 1)]
-    assert rules.first_divergence(loc.Alignment(masked, [stage("output", 60, out)], reference=reference)).line == 22

@@ -4,7 +4,7 @@ from __future__ import annotations
 from grader.diagnosis.localize.alignment import Alignment, also_computed
 from grader.diagnosis.localize.source import in_called_function
 from grader.diagnosis.localize.rules.abstain import ABSTAIN
-from grader.diagnosis.localize.rules.kinds import MASKS, MOVES
+from grader.diagnosis.localize.rules.kinds import MOVES
 from grader.diagnosis.localize.rules.tensors import line_result, products, scaled_reference
 from grader.diagnosis.localize.rules.values import built_before
 
@@ -16,8 +16,6 @@ def first_divergence(al: Alignment):
         return None
     if products(al.entries) < products(al.reference):
         return ABSTAIN  # fewer matrix products than the reference: a loop skipped work, no line computes a wrong value
-    if any(r.op in MASKS for r in al.reference) and not any(e.op in MASKS for e in al.entries):
-        return ABSTAIN  # the reference masks and the submission never does: a missing step, where it belongs is taste
     ends = [(i, e) for i, e in al.rest if line_result(al.entries, i)]
     if not ends:
         return None
