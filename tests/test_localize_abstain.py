@@ -89,3 +89,20 @@ def test_an_exception_raised_only_for_some_inputs_points_at_the_line_that_raised
     assert raising_line(verdict(2), helper, RAISED_CODES) is None  # in a helper: the helper or the call
     unshaped = helper.replace("g(q.flatten(1))", "g(q)")  # its one caller passes its input as it comes: the helper's line
     assert raising_line(verdict(2), unshaped, RAISED_CODES).line == 2
+
+
+def test_a_line_raising_on_a_size_of_another_tensor_is_not_named():
+    """`n = q.size(1)` read by `m.reshape(2, n)`: on inputs where the keys' length differs the size may be taken from
+    the wrong tensor where it is unpacked as well as used wrongly here. A size of the tensor the line works on is its own."""
+    from grader import results
+    from grader.diagnosis import RAISED_CODES
+    from grader.diagnosis.diagnoses import make
+    from grader.diagnosis.localize.raising import raising_line
+    from grader.results import Status, Verdict
+
+    t = results.TestResult("lengths", "shapes", Status.ERROR, "RuntimeError", line=4, code="raised_exception")
+    verdict = Verdict(2, "x", "t", [t], [make("runtime_error")], "cpu", 0.0)
+    other = "def f(q, k, m):\n    n = q.size(1)\n    s = q @ k.transpose(1, 2)\n    m = m.reshape(2, n)\n    return s, m\n"
+    assert raising_line(verdict, other, RAISED_CODES) is None
+    own = other.replace("n = q.size(1)", "n = m.size(1)")
+    assert raising_line(verdict, own, RAISED_CODES).line == 4

@@ -87,3 +87,20 @@ def test_a_raise_on_a_size_chosen_elsewhere_or_an_operand_cast_elsewhere_names_t
     entries = [loc.Traced("softmax", 2, w.float()), loc.Traced("mul", 3, v)]
     found = rules.raised_here(loc.Alignment(entries, ctx, {"type": "RuntimeError", "line": 4}, source=cast))
     assert found.line == 2 and "float32" in found.evidence, found
+
+
+def test_a_raise_adding_a_mask_made_above_gives_no_line():
+    """`s = s + bias_mask`, the mask made on the lines above (here by a function, not a module's forward): its shape is
+    as suspect as the addition. A raise adding another name is the line's own."""
+    g = torch.Generator().manual_seed(4)
+    q, k = torch.randn(3, 5, 4, generator=g, dtype=torch.float64), torch.randn(3, 5, 4, generator=g, dtype=torch.float64)
+    s = q @ k.transpose(-2, -1)
+    stages = [stage("scores", 10, s), stage("masked_scores", 11, s.masked_fill(torch.ones(5, 5).triu(1).bool(), float("-inf")))]
+    src = ("def f(q, k, n):\n    s = q @ k.transpose(-2, -1)\n    bias_mask = torch.zeros(n, n)\n"
+           "    bias_mask = bias_mask.fill_(-1e9).triu(1)\n    s = s + bias_mask\n    return s\n")
+    raised = {"type": "RuntimeError", "line": 5}
+    entries = [loc.Traced("matmul", 2, s)]
+    assert rules.raised_here(loc.Alignment(entries, stages, raised, source=src)) is rules.ABSTAIN
+    other = src.replace("s + bias_mask", "s + offset").replace("bias_mask", "offset")
+    found = rules.raised_here(loc.Alignment(entries, stages, raised, source=other))
+    assert found is not None and found.line == 5, found

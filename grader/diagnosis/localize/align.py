@@ -9,12 +9,12 @@ from grader.diagnosis.localize.model import Localization, Stage, Traced
 
 log = logging.getLogger(__name__)
 
-RULES = [rules.dropout_misplaced, rules.training_pass, rules.first_divergence, rules.computed_twice,
+RULES = [rules.other_path, rules.dropout_misplaced, rules.training_pass, rules.first_divergence, rules.computed_twice,
          rules.scrambled_layout, rules.merged_otherwise, rules.input_laid_out_otherwise,
          rules.raised_here, rules.nothing_after, rules.wrong_mask, rules.wrong_table, rules.untraced_angles, rules.out_of_order, rules.lost_precision, rules.scaled_earlier,
          rules.several_masks, rules.fill_then_more, rules.added_operand, rules.value_built_before, rules.other_shape,
          rules.roles_swapped, rules.unused_result, rules.missing_step, rules.step_skipped,
-         rules.unexplained_elsewhere, rules.first_difference]
+         rules.split_otherwise, rules.unexplained_elsewhere, rules.first_difference]
 
 
 def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None, *, train: bool = False,
@@ -26,13 +26,14 @@ def align(entries: list[Traced], stages: list[Stage], raised: dict | None = None
 
 
 def decide(entries: list[Traced], stages: list[Stage], raised: dict | None = None, *, train: bool = False,
-           source: str = "", reference: list[Traced] = (), consts=(), reference_consts=()) -> Localization | rules.Abstain | None:
+           source: str = "", reference: list[Traced] = (), consts=(), reference_consts=(),
+           ran: frozenset[int] = frozenset()) -> Localization | rules.Abstain | None:
     """align(), telling a rule's abstention (ABSTAIN: no line can be trusted, whatever another pass finds) from
-    nothing to locate (None)."""
+    nothing to locate (None). ran: the lines an earlier traced call ran while reproducing every stage."""
     if not stages:
         return None
     al = Alignment(entries, stages, raised, train=train, source=source, reference=reference, consts=consts,
-                   reference_consts=reference_consts)
+                   reference_consts=reference_consts, ran=ran)
     if al.failing is None:
         log.debug("every stage is reproduced: nothing to locate")
         return None

@@ -28,8 +28,10 @@ def also_computed(e: Traced, reference: list[Traced]) -> bool:
 
 class Alignment:
     def __init__(self, entries: list[Traced], stages: list[Stage], raised: dict | None = None, *, train: bool = False,
-                 source: str = "", reference: list[Traced] = (), consts=(), reference_consts=()):
+                 source: str = "", reference: list[Traced] = (), consts=(), reference_consts=(),
+                 ran: frozenset[int] = frozenset()):
         self.entries, self.stages, self.raised, self.train = entries, stages, raised, train
+        self.ran = ran  # lines an earlier traced call ran while reproducing every stage (another path: flash=False)
         self.source, self.reference = source, list(reference)
         self.consts = list(consts)  # the submission's masks and tables, by the index entries' `uses` name (None: dropped)
         self.reference_consts = list(reference_consts)  # what the reference computes, to compare them with

@@ -50,7 +50,18 @@ def trace_call(ex, harness) -> dict | None:
     T = next((t for t in (5, 6, 7, 4, 3) if t <= context and t not in sizes), min(context, 5))
     B = next((b for b in (3, 2, 4, 1) if b not in sizes | {T}))
     x = harness.randn(B, T, ex.dim("input", init), salt=803)
-    return {"init": init, "params": harness.weights(init, salt=804), "args": [x], "kwargs": {}}
+    call = {"init": init, "params": harness.weights(init, salt=804), "args": [x], "kwargs": {}}
+    shapes = {k: v.shape for k, v in call["params"].items()}
+    paths = [{**call, "init": {**init, **s}, "path": s} for s in switched(ex.sweep, init)
+             if {k: v.shape for k, v in harness.weights({**init, **s}, salt=804).items()} == shapes]  # the same weights
+    return [call, *paths] if paths else call
+
+
+def switched(sweep, init: dict) -> list[dict]:
+    """The sweep's settings that only turn switches (`flash = true`) the traced call has off: each selects another
+    path through the same weights, traced after the call before it reproduces every stage."""
+    return [dict(s) for s in sweep if s and all(isinstance(v, bool) and k in init and isinstance(init[k], bool)
+                                                   and init[k] != v for k, v in s.items())]
 
 
 def request(harness, call: dict, train: bool) -> tuple[dict, dict]:
@@ -81,8 +92,9 @@ def locate(ex, harness, source: str) -> Localization | Abstain | None:
         if not lines or not calls:
             log.debug("exercise %s: %s", ex.number, "no marked stages" if not lines else "no traced call")
             return None
+        ran = set()
         for call in calls if isinstance(calls, list) else [calls]:
-            found = locate_call(ex, harness, source, lines, call)
+            found = locate_call(ex, harness, source, lines, call, ran)
             if found is not ...:
                 return found
         return None
@@ -91,13 +103,15 @@ def locate(ex, harness, source: str) -> Localization | Abstain | None:
         return None
 
 
-def locate_call(ex, harness, source: str, lines, call: dict):
+def locate_call(ex, harness, source: str, lines, call: dict, ran: set[int]):
     """One traced call aligned with the reference: a Localization, an Abstain, None (no line), or ... when the
-    call reproduces every stage (the next call, if any, may show the difference)."""
+    call reproduces every stage (the next call, if any, may show the difference). `ran` holds the lines traced in
+    the calls before, which reproduced every stage (this call's lines are added to it); the rules read it for a call
+    on another path (`path`: the switches it turns, flash=True), not for other inputs on the same path."""
     n_lines = len(source.splitlines())
     if call.get("dtype", "float64") != "float64":  # only a raise is read: no reference to align with
         return half_raise(source, validate(*request(harness, call, False), n_lines)[1])
-    reproduced = True
+    reproduced, traced = True, set()
     for train in (False, True) if ex.dims.get("dropout") else (False,):
         ref_consts = []
         reference = trace_reference(harness.reference, {**call, "train": train}, consts=ref_consts)
@@ -108,12 +122,16 @@ def locate_call(ex, harness, source: str, lines, call: dict):
                   len(entries), raised)
         found = decide(entries, stages, raised, train=train, source=source,
                        reference=[r for r in reference if not any(r.tensor is s.tensor for s in stages)],
-                       consts=validate_consts(*reply, n_lines), reference_consts=ref_consts + reference)
+                       consts=validate_consts(*reply, n_lines), reference_consts=ref_consts + reference,
+                       ran=frozenset(ran) if call.get("path") else frozenset())
         if isinstance(found, Abstain):
             return found  # no line can be trusted in evaluation mode: a training-mode trace does not change that
         if found is not None or raised is not None:
             return found
         reproduced = reproduced and bool(stages) and Alignment(entries, stages).failing is None
+        traced.update(e.line for e in entries)
+    if reproduced:
+        ran.update(traced)
     return ... if reproduced else None
 
 

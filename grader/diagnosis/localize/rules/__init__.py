@@ -9,7 +9,9 @@
   loop.py        a reference marking only its output: the first tensor it never computes
   layout.py      computed twice, laid out otherwise, roles swapped
   raised.py      a forward that raised before the failing stage
+  split.py       heads split otherwise on one line, after a projection right up to layout
   missing.py     a missing step, an unused result
+  paths.py       a call on another path (flash=True) after one that reproduced every stage
   values.py      a mask or a scale made on another line; half precision
   constants.py   a mask or a table the code builds (the trace's consts) that is none of the reference's
   ambiguous.py   the cases that abstain
@@ -27,7 +29,9 @@ from grader.diagnosis.localize.rules.layout import (computed_twice, input_laid_o
                                                     swapped_roles)
 from grader.diagnosis.localize.rules.loop import first_divergence
 from grader.diagnosis.localize.rules.missing import missing_step, nothing_after, step_skipped, unused_result
+from grader.diagnosis.localize.rules.paths import other_path
 from grader.diagnosis.localize.rules.raised import raised_here
+from grader.diagnosis.localize.rules.split import split_otherwise
 from grader.diagnosis.localize.rules.reads import moved_before, rearranged_input, shaped_elsewhere, untraced_reads
 from grader.diagnosis.localize.rules.tensors import (dropped_from, frequencies_only, half_precision, line_result, other_roles,
                                                      products, scaled_reference)
@@ -37,6 +41,6 @@ from grader.diagnosis.localize.rules.values import (added_operand, built_before,
 __all__ = ["ABSTAIN", "ADDS", "Abstain", "CASTS", "MOVES", "NOT_THE_MASK", "PATTERN", "PRODUCTS", "REARRANGE", "added_operand", "built_before", "computed_twice",
            "dropout_misplaced", "dropped_from", "fill_then_more", "first_difference", "first_divergence", "frequencies_only", "half_precision",
            "input_laid_out_otherwise", "line_result", "lost_precision", "merged_otherwise", "missing_step", "moved_before", "nothing_after",
-           "other_roles", "other_shape", "out_of_order", "products", "raised_here", "rearranged_input", "roles_swapped",
-           "scaled_earlier", "scaled_reference", "scrambled_layout", "several_masks", "shaped_elsewhere", "step_skipped", "swapped_roles",
+           "other_path", "other_roles", "other_shape", "out_of_order", "products", "raised_here", "rearranged_input", "roles_swapped",
+           "scaled_earlier", "scaled_reference", "scrambled_layout", "several_masks", "shaped_elsewhere", "split_otherwise", "step_skipped", "swapped_roles",
            "training_pass", "unexplained_elsewhere", "untraced_angles", "untraced_reads", "unused_result", "value_built_before", "wrong_mask", "wrong_table"]

@@ -13,3 +13,4 @@ MOVES = {"split", "chunk", "unbind", "__getitem__", "cat", "stack", "view", "res
 CASTS = {"to", "float", "double", "half", "bfloat16", "type", "type_as"}  # a move that may change the precision
 ADDS = {"add", "__add__", "__radd__", "add_", "__iadd__", "sub", "__sub__", "__rsub__", "sub_", "__isub__"}
 NOT_THE_MASK = ("where the", "it equals the softmax", "it holds the values", "it equals the")  # a fill, a softmax, a layout, a factor
+FUSED = {"scaled_dot_product_attention"}  # one call from the queries, keys and values to the context

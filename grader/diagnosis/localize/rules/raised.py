@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from grader.diagnosis.localize.alignment import Alignment
 from grader.diagnosis.localize.compare import PARALLEL
-from grader.diagnosis.localize.source import (assigned_before, built_elsewhere, aliases, in_helper, mask_built_at,
+from grader.diagnosis.localize.source import (assigned_before, binary_operands, built_elsewhere, aliases, in_helper, mask_built_at,
                                              passed_unshaped, size_chosen_elsewhere)
 from grader.diagnosis.localize.text import label
 from grader.diagnosis.localize.rules.abstain import ABSTAIN
@@ -41,8 +41,19 @@ def raised_here(al: Alignment):
         return al.at(a, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, on the tensor "
                                     f"of line {a} ({e.op}), shaped {tuple(e.tensor.shape)}: the reference never has a "
                                     f"tensor of that shape")
+    if added_mask(al.source, raised["line"]):
+        return ABSTAIN  # raised adding a mask made on other lines (over several, maybe): its shape, or this line
     return al.at(raised["line"], al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']} "
                                              f"before computing the {label(al.failing.name)}")
+
+
+def added_mask(source: str, line: int) -> bool:
+    """The statement on `line` adds (or subtracts) a mask held in a local name assigned above it (`scores = scores +
+    mask`, the mask made by `torch.full(...)` and `.triu(...)` a few lines before): when it raises on a shape, the
+    mask's shape is as suspect as the addition."""
+    pair = binary_operands(source, line)
+    made = assigned_before(source, line)
+    return pair is not None and pair[0] in ("Add", "Sub") and any("mask" in n.lower() and n in made for n in pair[1])
 
 
 def reads_later_stage(al: Alignment, line: int) -> bool:
