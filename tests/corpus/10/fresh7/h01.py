@@ -1,0 +1,43 @@
+# expect: pass
+import math
+
+import torch
+
+
+def tiled_attention(query, key, value, causal=False, block_size=64):
+    B, H, L, d_k = query.shape
+    S = key.shape[2]
+    d_v = value.shape[-1]
+    scale = 1.0 / math.sqrt(d_k)
+    outputs = []
+
+    for i0 in range(0, L, block_size):
+        q = query[:, :, i0:i0 + block_size]
+        bq = q.shape[2]
+        m = torch.full((B, H, bq, 1), float("-inf"), dtype=query.dtype, device=query.device)
+        l = torch.zeros((B, H, bq, 1), dtype=query.dtype, device=query.device)
+        acc = torch.zeros((B, H, bq, d_v), dtype=query.dtype, device=query.device)
+
+        for j0 in range(0, S, block_size):
+            if causal and j0 > i0 + bq - 1:
+                break  # this block and the ones after it are all in the future
+            k = key[:, :, j0:j0 + block_size]
+            v = value[:, :, j0:j0 + block_size]
+            bk = k.shape[2]
+
+            s = (q @ k.transpose(-2, -1)) * scale
+            if causal and j0 + bk - 1 > i0:
+                rows = torch.arange(i0, i0 + bq, device=query.device)
+                cols = torch.arange(j0, j0 + bk, device=query.device)
+                s = s.masked_fill(cols[None, :] > rows[:, None], float("-inf"))
+
+            m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+            p = torch.exp(s - m_new)
+            correction = torch.exp(m - m_new)
+            l = l * correction + p.sum(dim=-1, keepdim=True)
+            acc = acc * correction + p @ v
+            m = m_new
+
+        outputs.append(acc / l)
+
+    return torch.cat(outputs, dim=2)
