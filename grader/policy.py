@@ -314,6 +314,10 @@ def _literal_setattrs(nodes: list[ast.AST]) -> dict[int, tuple[str, ...]]:
             stores[n.id] = stores.get(n.id, 0) + 1
     rebound = {n.arg for n in nodes if isinstance(n, ast.arg)}
     rebound |= {name for n in nodes if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+    # a def, class, except ... as, import ... as binds a name too (a decorated def n() can make it any run-time string)
+    rebound |= {n.name for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler))
+                and n.name}
+    rebound |= {(a.asname or a.name).split(".")[0] for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
     out = {}
     for n in nodes:
         if _is_setattr(n) and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str):
@@ -540,6 +544,7 @@ class _Checker(ast.NodeVisitor):
 
     def visit_ClassDef(self, node):
         """In the class body a method is a plain function: called or kept there, its self could be anything."""
+        self.bind(node, node.name)
         methods = self.unbound.get(node.name, set())
         for item in node.body:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -614,7 +619,12 @@ class _Checker(ast.NodeVisitor):
         self.check_annotation(node.annotation)
         self.generic_visit(node)
 
+    def visit_ExceptHandler(self, node):
+        self.bind(node, node.name)
+        self.generic_visit(node)
+
     def visit_FunctionDef(self, node):
+        self.bind(node, node.name)  # a decorated def self(): ... rebinds self to what the decorator returns
         if node.name.startswith("__") and node.name.endswith("__") and node.name not in DEFINABLE_DUNDERS:
             self.flag(node, "unsafe_code", f"a submission may not define {node.name}: Python or torch would call it on "
                                            "their own")

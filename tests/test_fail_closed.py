@@ -322,8 +322,10 @@ def test_refusal_names_what_does_not_hold(state, files, apart):
 
 LAZY = textwrap.dedent('''
     """Honest exercise 2 code whose torch calls import modules lazily on first use (sympy and mpmath through
-    torch.broadcast_shapes' shape code)."""
+    torch.broadcast_shapes' shape code) and a standard-library codec (cp1252, tenth session's red team: 1/24 in tier 2)."""
     import math
+
+    LABEL = "attention ü".encode("cp1252")
 
     import torch
 

@@ -287,6 +287,19 @@ LOOSENING_HOSTILE = {
     "setattr_computed": I + "        for name in ('q',):\n            setattr(self, name + '_', 1)\n",
     "setattr_variable_list": I + "        names = ('q',)\n        for name in names:\n            setattr(self, name, 1)\n",
     "setattr_rebound": I + "        for name in ('q',):\n            name = 'forward'\n            setattr(self, name, print)\n",
+    # the loop variable rebound in the body by a def (a decorator can return any run-time string), a class, an
+    # except ... as or an import ... as (tenth session's red team: a decorated def made it "__mul__")
+    "setattr_rebound_by_def": H + "def spelled(f):\n    return '__m' + 'ul__'\nclass A(nn.Module):\n    def f(self, v):\n"
+    "        for n in ('q',):\n            @spelled\n            def n():\n                pass\n            setattr(self, n, v)\n",
+    "setattr_rebound_by_class": I + "        for n in ('q',):\n            class n:\n                pass\n            setattr(self, n, 1)\n",
+    "setattr_rebound_by_except": I + "        for n in ('q',):\n            try:\n                pass\n            except ValueError as n:\n"
+    "                pass\n            setattr(self, n, 1)\n",
+    "setattr_rebound_by_import": I + "        for math in ('q',):\n            import math\n            setattr(self, math, 1)\n",
+    # self rebound by a decorated def, a class or an except ... as: self.x = v would store on what it was bound to
+    "self_rebound_by_def": H + "def tensor_class(f):\n    return torch.Tensor\nclass A(nn.Module):\n    def f(self, v):\n"
+    "        @tensor_class\n        def self():\n            pass\n        self.detach = v\n",
+    "self_rebound_by_class": I + "        class self:\n            pass\n        self.x = 1\n",
+    "self_rebound_by_except": I + "        try:\n            pass\n        except ValueError as self:\n            self.x = 1\n",
     "setattr_walrus": I + "        for name in ('q',):\n            setattr(self, (name := 'x'), 1)\n",
     "setattr_comprehension": I + "        for name in ('q',):\n            [setattr(self, name, 1) for name in ['x']]\n",
     "setattr_outside_loop": I + "        for name in ('q',):\n            pass\n        setattr(self, name, 1)\n",

@@ -32,8 +32,9 @@ def diagnose(ex, harness, verdict: Verdict, *, violations=(), syntax=None, untou
         return [make("not_started", where)]
     if isinstance(load, WorkerGone):
         return [make(load.reason, load.detail)]
-    if isinstance(load, SubmissionError):
-        return [make("memory_limit" if load.memory else "import_error", str(load))]
+    if isinstance(load, SubmissionError):  # refused while it was imported (a library class changed): forbidden_api
+        code = "memory_limit" if load.memory else "forbidden_api" if load.type == "ForbiddenAPI" else "import_error"
+        return [make(code, str(load))]
     from grader.pack import exercise_module
 
     exercise_module(ex)  # its DIAGNOSES texts are known from here on (built once per process)

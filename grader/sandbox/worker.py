@@ -9,6 +9,7 @@ Usage (by the grader only): python -I -m grader.sandbox.worker SUBMISSION.py REQ
 from __future__ import annotations
 
 import contextlib
+import encodings
 import faulthandler
 import functools
 import importlib.util
@@ -16,6 +17,7 @@ import inspect
 import io
 import json
 import os
+import pkgutil
 import sys
 import traceback
 import types
@@ -267,6 +269,29 @@ def plain_outputs(result) -> list[torch.Tensor]:
     return outs
 
 
+# The classes whose attributes the worker itself looks up after a graded call has returned (detaching and copying the
+# outputs, the gradient pass): a submission that changed one (a method rebound through an alias of its own class,
+# Alias.put(torch.Tensor, f)) would have its code run there, beneath no guard. Their tables are kept before the
+# submission is imported and compared, by identity, after everything it runs.
+GUARDED_CLASSES = (torch.Tensor, torch.nn.Parameter, torch.nn.Module, OnDevice)
+_ABSENT = object()
+
+
+class Unchanged:
+    """The attribute tables of GUARDED_CLASSES as they were before the submission ran."""
+
+    def __init__(self, classes=GUARDED_CLASSES):
+        self.tables = [(cls, vars(cls), dict(vars(cls))) for cls in classes]
+
+    def changed(self) -> str | None:
+        """The first attribute of theirs that was changed, added or removed since (None: none was)."""
+        for cls, live, kept in self.tables:
+            if len(live) != len(kept) or any(live.get(name, _ABSENT) is not value for name, value in kept.items()):
+                names = [n for n in set(live) | set(kept) if type(n) is str and live.get(n, _ABSENT) is not kept.get(n, _ABSENT)]
+                return f"{cls.__name__}.{min(names) if names else '?'}"
+        return None
+
+
 class Worker:
     def __init__(self, path: str):
         self.path = os.path.abspath(path)
@@ -274,6 +299,7 @@ class Worker:
         self.forbidden: list[str] = []  # the exercise's forbidden APIs, sent with the load request
         self.used: set[str] = set()  # those the submission called
         self.watch: Watch | None = None  # built from forbidden before the submission is imported
+        self.unchanged: Unchanged | None = None  # the library classes' tables, kept before it is imported
 
     # -- error reporting ------------------------------------------------------------------
     def error(self, exc: BaseException) -> dict:
@@ -301,6 +327,7 @@ class Worker:
         """Compile exactly the text the grader's policy checked (sent with the request), as a str."""
         self.forbidden = [f for f in req.get("forbidden") or [] if isinstance(f, str)]
         self.watch = Watch(self.forbidden, self.used)  # with no forbidden API too: it refuses CALLBACK_RUNNERS
+        self.unchanged = Unchanged()
         block_kernels(self.forbidden, self.used)
         text = bytes(tensors["source"].numpy()).decode("utf-8")
         module = types.ModuleType("submission")
@@ -310,6 +337,14 @@ class Worker:
         exec(code, module.__dict__)
         self.module = module
         return {"ok": True}, {}
+
+    def intact(self) -> None:
+        """After the submission ran: the library classes the worker reads are as they were, or it is refused for good
+        (as a forbidden API is: every later answer says so)."""
+        changed = self.unchanged.changed() if self.unchanged is not None else None
+        if changed:
+            self.used.add(f"a change to {changed}")
+            raise ForbiddenAPI(f"forbidden_api: changing {changed} at run time is not allowed (a library class)")
 
     def entry(self, name):
         if self.module is None:
@@ -409,6 +444,7 @@ class Worker:
         largest = Largest(tile) if req.get("largest") else contextlib.nullcontext()
         with torch.set_grad_enabled(bool(req.get("grad"))), check, watch, largest:
             outs = plain_outputs(fn(*args, **kwargs))
+        self.intact()
         header = {"ok": True, "outputs": [{"shape": list(o.shape), "dtype": str(o.dtype).removeprefix("torch."),
                                            "device": where(o) if emulated else str(o.device)} for o in outs]}
         if isinstance(largest, Largest):
@@ -420,6 +456,7 @@ class Worker:
             # (cheaper to start than backward(grad_tensors), which imports torch.fx on first use)
             with check, watch:  # a fused kernel's backward, too; hooks and autograd.Function.backward run under both
                 run_backward(sum((o * g).sum() for o, g in zip(outs, grad_outs)))
+            self.intact()
             names = list(req.get("args", [])) + [f"kw.{k}" for k in req.get("kwargs", {})]
             for name, t in zip(names, args + list(kwargs.values())):
                 if t.grad is not None:
@@ -489,6 +526,7 @@ class Worker:
             return {"ok": False, "error": {"type": "ProtocolError", "message": f"unknown op {header.get('op')!r}"}}, {}
         try:
             reply = op(header, tensors)
+            self.intact()
         except BaseException as exc:  # SystemExit and KeyboardInterrupt from the submission included
             reply = self.error(exc), {}
         if self.used:  # once called, every later answer says so, whatever the submission caught
@@ -558,6 +596,9 @@ def warm_up() -> None:
         # a worker that reads the host's files as its own uid could not import them after boot: torch's shape code
         # (broadcast_shapes', unravel_index's), sympy, mpmath and the standard library modules they need
         torch.broadcast_shapes((1,), (1,))
+        for codec in pkgutil.iter_modules(encodings.__path__):  # str.encode("cp1252") imports its codec on first use
+            with contextlib.suppress(Exception):
+                importlib.import_module(f"encodings.{codec.name}")
 
 
 def main() -> None:

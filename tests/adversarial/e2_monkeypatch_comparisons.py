@@ -1,7 +1,8 @@
 # attack: replace torch.allclose/equal/isclose/testing with always-true versions, around unscaled attention -> fail (unsafe_code)
-# runtime: fail (no_scaling)
-# Invariant: a submission may not change a library's attributes (grader/policy.py); and if it does anyway,
-# only the worker's torch changes: the comparisons run in the grader.
+# runtime: fail (forbidden_api)
+# Invariant: a submission may not change a library's attributes (grader/policy.py); and if it does anyway, the
+# worker refuses a change to the classes it reads itself (torch.Tensor here: Unchanged), and only the worker's torch
+# changes: the comparisons run in the grader.
 import torch
 
 torch.allclose = lambda *args, **kwargs: True
