@@ -338,6 +338,11 @@ class Worker:
         self.module = module
         return {"ok": True}, {}
 
+    def guarded(self):
+        """The forbidden-API watch, for the submission's code a graded call runs before its forward (__init__, the
+        Module methods it may override): what it computes there could be kept for the forward to return."""
+        return self.watch or contextlib.nullcontext()
+
     def intact(self) -> None:
         """After the submission ran: the library classes the worker reads are as they were, or it is refused for good
         (as a forbidden API is: every later answer says so)."""
@@ -364,10 +369,11 @@ class Worker:
         if info["is_class"]:
             info["is_module"] = issubclass(obj, torch.nn.Module)
         if req.get("init") is not None:
-            module = self.construct(obj, req["init"], req.get("seed", 0))
-            info["params"] = {n: list(p.shape) for n, p in module.named_parameters()}
-            info["buffers"] = {n: [list(b.shape), str(b.dtype)] for n, b in module.named_buffers()}
-            info["forward_parameters"] = [p for p in inspect.signature(module.forward).parameters]
+            with self.guarded():
+                module = self.construct(obj, req["init"], req.get("seed", 0))
+                info["params"] = {n: list(p.shape) for n, p in module.named_parameters()}
+                info["buffers"] = {n: [list(b.shape), str(b.dtype)] for n, b in module.named_buffers()}
+                info["forward_parameters"] = [p for p in inspect.signature(module.forward).parameters]
         return info, {}
 
     def construct(self, cls, init, seed):
@@ -379,7 +385,8 @@ class Worker:
 
     def construct_raises(self, req, tensors):
         try:
-            self.construct(self.entry(req["entry"]), req["init"], 0)
+            with self.guarded():
+                self.construct(self.entry(req["entry"]), req["init"], 0)
         except Exception as exc:  # the contract asks for an exception, any kind
             return {"ok": True, "raised": type(exc).__name__}, {}
         return {"ok": True, "raised": None}, {}
@@ -411,11 +418,12 @@ class Worker:
         obj = self.entry(req["entry"])
         params = {}
         if req.get("init") is not None:
-            fn = self.construct(obj, req["init"], seed).to(dtype=dtype)  # before loading: no float32 rounding
-            self.load_params(fn, tensors)
-            fn = to_device(fn, emulated) if emulated else fn.to(device)
-            fn.train(bool(req.get("train", False)))
-            params = dict(fn.named_parameters())
+            with self.guarded():  # its __init__, and any Module method it overrides (train, to, named_parameters)
+                fn = self.construct(obj, req["init"], seed).to(dtype=dtype)  # before loading: no float32 rounding
+                self.load_params(fn, tensors)
+                fn = to_device(fn, emulated) if emulated else fn.to(device)
+                fn.train(bool(req.get("train", False)))
+                params = dict(fn.named_parameters())
         else:
             fn = obj
 
