@@ -716,3 +716,20 @@ def fill_constant(v) -> bool:
         return isinstance(v.args[0], ast.Constant) or fill_constant(v.args[0])
     return isinstance(v, ast.Attribute) and v.attr in ("min", "max") and isinstance(v.value, ast.Call) \
         and isinstance(v.value.func, ast.Attribute) and v.value.func.attr == "finfo"
+
+
+def discarded_at(source: str, step: str) -> list[int]:
+    """Lines of statements that make a step's result and drop it (`scores.masked_fill(mask, -inf)`, `self.dropout(w)`
+    on a line of their own): step "mask" (masked_fill, where) or "dropout" (a layer named for dropout, F.dropout
+    without inplace=True). The result is thrown away: that statement is the one to fix."""
+    tree = parse(source)
+    found = []
+    for n in walk(tree) if tree is not None else ():
+        if not isinstance(n, ast.Expr) or not isinstance(call := n.value, ast.Call):
+            continue
+        name, f = called_name(call), call.func
+        inplace = any(k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in call.keywords)
+        if step == "mask" and name in ("masked_fill", "where") or step == "dropout" and not inplace and (
+                name == "dropout" or is_self_attribute(f) and "drop" in f.attr.lower()):
+            found.append(n.lineno)
+    return sorted(found)
