@@ -54,3 +54,13 @@ def test_a_reshape_of_a_tensor_the_reference_never_has_is_the_line_that_raised()
     assert rules.raised_here(al).line == 10
     settled = SRC.replace("hd = (C + 1) // self.nh", "hd = x.shape[-1]")  # a size read from a shape is what it is
     assert source.sizes_computed_elsewhere(settled, 10) == set()
+
+
+def test_a_reshape_given_a_size_its_function_is_passed_is_not_put_on_the_computed_one():
+    helper = ("class A:\n    def __init__(self, d, nh):\n        self.nh = nh\n        self.hd = d // nh\n"
+              "    def split(self, t, B, T):\n        return t.view(B, T, self.nh, self.hd)\n"
+              "    def forward(self, x, c):\n        B, T, _ = x.shape\n        return self.split(self.kv(c), B, T)\n")
+    assert source.sizes_computed_elsewhere(helper, 6) is None  # T may be the wrong one, passed by a caller
+    q = torch.zeros(2, 5, 6, dtype=torch.float64)
+    al = loc.Alignment([loc.Traced("linear", 9, q)], _stages(q), {"type": "RuntimeError", "line": 6}, source=helper)
+    assert rules.raised_here(al) is rules.ABSTAIN

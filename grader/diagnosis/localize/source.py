@@ -643,7 +643,8 @@ def sizes_computed_elsewhere(source: str, line: int) -> set[int] | None:
     `self.head_dim = d_in // num_heads` in __init__, or a local `hd = C // nh`), when every size it is given is a
     bare name, a constant or a size read from a shape: the sizes settled elsewhere are what they are (`b, t, _ =
     x.shape`, `self.num_heads = num_heads`) and the computed ones are the ones to suspect. None when the statement
-    reshapes nothing, or works a size out itself (`self.h * 2`) or reads one assigned more than once."""
+    reshapes nothing, works a size out itself (`self.h * 2`), reads one assigned more than once or one its
+    function is passed."""
     tree = parse(source)
     stmt = statement_at(tree, line) if tree is not None else None
     func = function_at(tree, line) if tree is not None else None
@@ -670,7 +671,7 @@ def sizes_computed_elsewhere(source: str, line: int) -> set[int] | None:
             if not isinstance(s, ast.Name):
                 return None
             if s.id in params:
-                continue
+                return None  # a size the caller passes (`def split(self, t, B, T)`): which call is wrong is not known
             where = assigned_lines(func, s.id)
             if len(where) != 1:
                 return None

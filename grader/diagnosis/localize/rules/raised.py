@@ -26,6 +26,8 @@ def raised_here(al: Alignment):
         a = chosen.pop()
         return al.at(a, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, on a size "
                                     f"chosen at line {a}, before computing the {label(al.failing.name)}")
+    if in_helper(al.source, raised["line"]) and not passed_unshaped(al.source, raised["line"]):
+        return ABSTAIN  # raised in a helper on what a caller passed: which call, and which argument, is not known
     if (sized := sized_elsewhere(al, raised["line"])) is not None:
         if len(sized) != 1:
             return ABSTAIN  # a reshape given sizes computed on several lines: which one is wrong is not known
@@ -33,8 +35,6 @@ def raised_here(al: Alignment):
         return al.at(a, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, reshaping a "
                                     f"tensor the reference has into a size computed at line {a}, before computing "
                                     f"the {label(al.failing.name)}")
-    if in_helper(al.source, raised["line"]) and not passed_unshaped(al.source, raised["line"]):
-        return ABSTAIN  # raised in a helper on what a caller passed: which call, and which argument, is not known
     if any(aliases(al.source, a) for a in built_elsewhere(al.source, raised["line"]).values()):
         return ABSTAIN  # it reads another name for an argument (`src = x`): the name chosen there may be the mistake
     if reads_later_stage(al, raised["line"]):
