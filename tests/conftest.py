@@ -96,7 +96,7 @@ def write(tmp_path):
 FAST_MODULES = ("test_architecture", "test_schema", "test_textsafe", "test_variants", "test_localize", "test_localize_rules_ambiguous",
                 "test_localize_rules_dropout", "test_localize_rules_layout", "test_localize_rules_loop", "test_localize_rules_missing",
                 "test_localize_rules_paths", "test_localize_rules_split", "test_localize_rules_raised", "test_localize_rules_tensors",
-                "test_localize_rules_values", "test_localize_gate", "test_localize_rules_constants", "test_localize_source", "test_layers",
+                "test_localize_rules_values", "test_localize_rules_sizes", "test_localize_rules_fill", "test_localize_rules_discarded", "test_localize_gate", "test_localize_rules_constants", "test_localize_source", "test_layers",
                 "test_suite_names", "test_hint_follows_diagnosis", "test_pack", "test_learner_cli", "test_one_text",
                 "test_policy", "test_language_subset", "test_similarity", "test_gradebook", "test_interview", "test_numerics",
                 "test_localize_abstain", "test_golden_json", "test_report", "test_learner_report", "test_feedback_views",

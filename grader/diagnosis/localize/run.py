@@ -12,7 +12,7 @@ from grader.diagnosis.localize.rules import Abstain
 from grader.diagnosis.localize.model import Localization
 from grader.diagnosis.localize.parameters import parameter_line
 from grader.diagnosis.localize.raising import raising_line
-from grader.diagnosis.localize.source import fill_written_at
+from grader.diagnosis.localize.source import fill_made_at, fill_written_at
 from grader.diagnosis.localize.reference import stage_lines, stages_from_trace, trace_reference
 from grader.diagnosis.localize.untrusted import validate, validate_consts
 
@@ -137,14 +137,18 @@ def locate_call(ex, harness, source: str, lines, call: dict, ran: set[int]):
 
 def half_raise(source: str, raised: dict | None):
     """A call traced in half precision (its values round: only a raise is read): a masked_fill that raised there with
-    its fill written on the line (-1e9 overflows float16) is that line; one read from a name (made at the top, or
-    before it) may be wrong where it is made: no line. Nothing raised: ... (nothing found)."""
+    its fill written on the line (-1e9 overflows float16) is that line; one read from a local name made once, of
+    constants alone, is the line making it (fill_made_at); one read from a constant of the module: no line. Nothing raised: ... (nothing found)."""
     if raised is None:
         return ...
     if raised.get("line") and fill_written_at(source, raised["line"]):
         return Localization(raised["line"], "masked_scores", None,
                             f"in half precision it raised {raised['type']} at line {raised['line']}, filling the "
                             f"masked scores with a value the dtype cannot hold")
+    if raised.get("line") and (a := fill_made_at(source, raised["line"])) is not None:
+        return Localization(a, "masked_scores", None,
+                            f"in half precision it raised {raised['type']} at line {raised['line']}, filling the "
+                            f"masked scores with the value made at line {a}, which the dtype cannot hold")
     return None
 
 

@@ -633,3 +633,104 @@ def fill_written_at(source: str, line: int) -> bool:
     assigned = {t.id for n in walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) for t in walk(t) if isinstance(t, ast.Name)}
     return not any(isinstance(n, ast.Name) and n.id in assigned for n in walk(calls[0].args[1]))
+
+
+RESHAPES = {"view", "reshape", "unflatten"}
+
+
+def sizes_computed_elsewhere(source: str, line: int) -> set[int] | None:
+    """The lines computing the sizes a reshape on `line` is given (`.view(b, t, self.num_heads, self.head_dim)`, with
+    `self.head_dim = d_in // num_heads` in __init__, or a local `hd = C // nh`), when every size it is given is a
+    bare name, a constant or a size read from a shape: the sizes settled elsewhere are what they are (`b, t, _ =
+    x.shape`, `self.num_heads = num_heads`) and the computed ones are the ones to suspect. None when the statement
+    reshapes nothing, works a size out itself (`self.h * 2`), reads one assigned more than once or one its
+    function is passed."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    func = function_at(tree, line) if tree is not None else None
+    if stmt is None or func is None:
+        return None
+    calls = [n for n in walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in RESHAPES]
+    if not calls:
+        return None
+    params = {x.arg for x in walk(func.args) if isinstance(x, ast.arg)}
+    found = set()
+    for call in calls:
+        sizes = [x for a in call.args for x in (a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a])]
+        for s in sizes:
+            if isinstance(s, ast.UnaryOp) and isinstance(s.operand, ast.Constant):
+                continue  # -1
+            if isinstance(s, ast.Constant) and isinstance(s.value, int) or shape_read(s):
+                continue
+            if is_self_attribute(s):
+                if len(attribute_defs(class_at(tree, line) or tree, s.attr)) != 1:
+                    return None
+                if (a := attribute_built_at(source, line, s.attr)) is not None:
+                    found.add(a)
+                continue
+            if not isinstance(s, ast.Name):
+                return None
+            if s.id in params:
+                return None  # a size the caller passes (`def split(self, t, B, T)`): which call is wrong is not known
+            where = assigned_lines(func, s.id)
+            if len(where) != 1:
+                return None
+            a = next(iter(where))
+            if not reads_size(source, a):
+                found.add(a)
+    return found
+
+
+def shape_read(node) -> bool:
+    """`x.shape[1]`, `x.size(1)`: a size that is what it is."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size"
+
+
+def fill_made_at(source: str, line: int) -> int | None:
+    """The line making the fill value the one masked_fill call on `line` reads from a local name, when that name is
+    assigned once in the function, nowhere else in the file, to a value made of constants alone (`fill =
+    torch.finfo(torch.float32).min`, `neg = -1e9`, `float("-1e4")`): a raise in half precision comes from that value,
+    made for this use. A constant of the module (`NEG = -1e9` at the top) may be meant for other dtypes: None."""
+    tree = parse(source)
+    func = function_at(tree, line) if tree is not None else None
+    calls = [c for c in masking_calls(tree, line) if called_name(c) in ("masked_fill", "masked_fill_")] if func else []
+    if len(calls) != 1 or len(calls[0].args) < 2 or not isinstance(name := calls[0].args[1], ast.Name):
+        return None
+    where = assigned_lines(func, name.id)
+    params = {x.arg for x in walk(func.args) if isinstance(x, ast.arg)}
+    if len(where) != 1 or name.id in params or assigned_lines(tree, name.id) != where:
+        return None
+    stmt = statement_at(tree, a := next(iter(where)))
+    ok = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+    return a if ok and fill_constant(stmt.value) else None
+
+
+def fill_constant(v) -> bool:
+    """-1e9, float("-inf"), torch.finfo(dtype).min, -torch.finfo(torch.float32).max: a value no tensor makes."""
+    if isinstance(v, ast.UnaryOp):
+        return fill_constant(v.operand)
+    if isinstance(v, ast.Constant):
+        return isinstance(v.value, (int, float)) and not isinstance(v.value, bool)
+    if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "float" and len(v.args) == 1:
+        return isinstance(v.args[0], ast.Constant) or fill_constant(v.args[0])
+    return isinstance(v, ast.Attribute) and v.attr in ("min", "max") and isinstance(v.value, ast.Call) \
+        and isinstance(v.value.func, ast.Attribute) and v.value.func.attr == "finfo"
+
+
+def discarded_at(source: str, step: str) -> list[int]:
+    """Lines of statements that make a step's result and drop it (`scores.masked_fill(mask, -inf)`, `self.dropout(w)`
+    on a line of their own): step "mask" (masked_fill, where) or "dropout" (a layer named for dropout, F.dropout
+    without inplace=True). The result is thrown away: that statement is the one to fix."""
+    tree = parse(source)
+    found = []
+    for n in walk(tree) if tree is not None else ():
+        if not isinstance(n, ast.Expr) or not isinstance(call := n.value, ast.Call):
+            continue
+        name, f = called_name(call), call.func
+        inplace = any(k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in call.keywords)
+        if step == "mask" and name in ("masked_fill", "where") or step == "dropout" and not inplace and (
+                name == "dropout" or is_self_attribute(f) and "drop" in f.attr.lower()):
+            found.append(n.lineno)
+    return sorted(found)

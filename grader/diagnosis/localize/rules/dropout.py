@@ -7,7 +7,7 @@ from grader.diagnosis.localize.text import label
 from grader.diagnosis.localize.rules.abstain import ABSTAIN
 from grader.diagnosis.localize.rules.reads import untraced_reads
 from grader.diagnosis.localize.rules.tensors import dropped_from
-from grader.diagnosis.localize.source import reads_size
+from grader.diagnosis.localize.source import discarded_at, reads_size
 
 
 def dropout_misplaced(al: Alignment):
@@ -39,10 +39,14 @@ def dropout_misplaced(al: Alignment):
 def training_pass(al: Alignment):
     """In training mode anything else that differs may be other random draws: only a missing dropout is located,
     at the line making the weights when that line also uses them (`(softmax(s) @ v)`); when the weights are made on
-    one line and used on another, the dropout belongs after the first or before the second, a matter of taste: no line."""
+    one line and used on another, the dropout belongs after the first or before the second, a matter of taste: no line.
+    A dropout whose result is thrown away (`self.dropout(w)` on its own line, discarded_at) is that line."""
     if not al.train:
         return None
     f = al.failing
+    if len(dropped := discarded_at(al.source, "dropout")) == 1:
+        return al.at(dropped[0], f, f"no dropout is applied in training mode: the dropout at line "
+                                    f"{dropped[0]} makes a new tensor and its result is thrown away")
     pick = next((e for e in al.entries[al.match["weights"] + 1:] if e.tensor.numel() != f.tensor.numel()), None) \
         if f.name == "dropped_weights" and al.match.get("weights") is not None else None
     if pick is None or any("dropout" in x.op for x in al.entries):

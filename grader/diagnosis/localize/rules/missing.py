@@ -7,7 +7,7 @@ from grader.diagnosis.layout import close, rtol_for
 from grader.diagnosis.localize.alignment import Alignment
 from grader.diagnosis.localize.compare import PARALLEL
 from grader.diagnosis.localize.explain import MISSING_STEP
-from grader.diagnosis.localize.source import masking_lines, return_after
+from grader.diagnosis.localize.source import discarded_at, masking_lines, return_after
 from grader.diagnosis.localize.text import label
 from grader.diagnosis.localize.rules.abstain import ABSTAIN
 from grader.diagnosis.localize.rules.kinds import PRODUCTS
@@ -45,7 +45,7 @@ def missing_step(al: Alignment):
     """The picked entry is the softmax of the last matched stage: the failing step (scaling, masking) is missing
     between them. A missing scale belongs on the line of that match or on the softmax line: reported only when they
     are one line (`softmax(q @ k.T)`), else no line. A masking call that runs after the softmax is the misplaced
-    step: its line. Any other missing mask: no line (it belongs on the scores line, the next or the softmax, a
+    step: its line; so is one masking call whose result is thrown away (discarded_at). Any other missing mask: no line (it belongs on the scores line, the next or the softmax, a
     matter of taste; or a masking call in a branch that did not run)."""
     how, base, cause = al.how
     if al.failing.name not in MISSING_STEP or cause is None or base is None or al.through is None:
@@ -60,6 +60,10 @@ def missing_step(al: Alignment):
             return al.at(later[0], al.failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the softmax of "
                                                f"the {label(base.name)}: the mask is applied at line {later[0]}, after "
                                                f"it, instead of to the scores before it", cause=cause)
+        if len(dropped := discarded_at(al.source, "mask")) == 1:
+            return al.at(dropped[0], al.failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the softmax of "
+                                                 f"the {label(base.name)}: the masking call at line {dropped[0]} makes "
+                                                 f"a new tensor and its result is thrown away", cause=cause)
         return ABSTAIN  # where a missing mask belongs (this line, the next, the softmax) is a matter of taste
     return al.at(line, al.failing, f"{al.prefix()}the tensor at line {e.line} ({e.op}) is the softmax of the "
                                    f"{label(base.name)}: the {label(al.failing.name)} step is missing; it belongs on or "

@@ -4,7 +4,8 @@ from __future__ import annotations
 from grader.diagnosis.localize.alignment import Alignment
 from grader.diagnosis.localize.compare import PARALLEL
 from grader.diagnosis.localize.source import (assigned_before, binary_operands, built_elsewhere, aliases, in_helper, mask_built_at,
-                                             passed_unshaped, size_chosen_elsewhere)
+                                             passed_unshaped, size_chosen_elsewhere,
+                                             sizes_computed_elsewhere)
 from grader.diagnosis.localize.text import label
 from grader.diagnosis.localize.rules.abstain import ABSTAIN
 from grader.diagnosis.localize.rules.reads import cast_elsewhere, shaped_elsewhere
@@ -27,6 +28,13 @@ def raised_here(al: Alignment):
                                     f"chosen at line {a}, before computing the {label(al.failing.name)}")
     if in_helper(al.source, raised["line"]) and not passed_unshaped(al.source, raised["line"]):
         return ABSTAIN  # raised in a helper on what a caller passed: which call, and which argument, is not known
+    if (sized := sized_elsewhere(al, raised["line"])) is not None:
+        if len(sized) != 1:
+            return ABSTAIN  # a reshape given sizes computed on several lines: which one is wrong is not known
+        a = sized.pop()
+        return al.at(a, al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']}, reshaping a "
+                                    f"tensor the reference has into a size computed at line {a}, before computing "
+                                    f"the {label(al.failing.name)}")
     if any(aliases(al.source, a) for a in built_elsewhere(al.source, raised["line"]).values()):
         return ABSTAIN  # it reads another name for an argument (`src = x`): the name chosen there may be the mistake
     if reads_later_stage(al, raised["line"]):
@@ -45,6 +53,18 @@ def raised_here(al: Alignment):
         return ABSTAIN  # raised adding a mask made on other lines (over several, maybe): its shape, or this line
     return al.at(raised["line"], al.failing, f"{al.prefix()}it raised {raised['type']} at line {raised['line']} "
                                              f"before computing the {label(al.failing.name)}")
+
+
+def sized_elsewhere(al: Alignment, line: int) -> set[int] | None:
+    """The lines computing the sizes the reshape that raised on `line` is given (sizes_computed_elsewhere), when
+    there are any and the tensor it reshapes has a shape the reference has (the projection's output): the tensor is
+    right and the other sizes are what they are, so a computed size is what does not fit."""
+    sized = sizes_computed_elsewhere(al.source, line)
+    if not sized:
+        return None
+    made = [e for e in al.entries if e.line in {line, *built_elsewhere(al.source, line, bases=True).values()}]
+    shapes = {tuple(r.tensor.shape) for r in al.reference} | {tuple(s.tensor.shape) for s in al.stages}
+    return sized if made and tuple(made[-1].tensor.shape) in shapes else None
 
 
 def added_mask(source: str, line: int) -> bool:
