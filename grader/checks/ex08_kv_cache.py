@@ -7,7 +7,8 @@ the step's output against the full causal forward pass over the whole sequence.
 import torch
 
 from grader.diagnosis.diagnoses import make
-from grader.diagnosis.behaviour import api, attempt, close, crash_or, delta, evidence, match, raised_applying_mask, report
+from grader.diagnosis.behaviour import (api, attempt, close, crash_or, delta, evidence, match, noncontiguous_view,
+                                        raised_applying_mask, report, sweep_runs)
 from grader.diagnosis.variants import attend, linear, module_bugs, module_forward, wrong_dims
 from grader.harness import compare, expect
 from grader.suites import ON_DEVICE, check, needs
@@ -236,7 +237,7 @@ def diagnose(ex, kit, verdict) -> list:
         if err.code == "output_count":
             return found + [make("api_mismatch", f"forward must return (y, k_cache, v_cache): {err}")]
         if err.code == "view_noncontiguous":
-            return found + [make("view_noncontiguous", err)]
+            return found + noncontiguous_view(causal, err, sweep_runs(ex, kit, n_outputs=3, check_shapes=False))
         return found + [crash_or(err)]
     base, wd, scoring = frozenset(), None, []
     if not close(got[0], y_full):

@@ -212,6 +212,13 @@ def cross_bugs(ex, init: dict) -> list[str]:
     return bugs
 
 
+def runs_at_base(ex, kit, init, bugs, wrong_dim) -> bool:
+    """Whether the variant with these mistakes gives a finite output for the base probe's sizes, with a mask."""
+    x, context = inputs(kit, ex, init, B=3, T_=4, salt=120)
+    out = cross_forward(ex, init, kit.weights(init), x, context, padding([7, 3, 1]), bugs=bugs, wrong_dim=wrong_dim)
+    return bool(torch.isfinite(out).all())
+
+
 # -- diagnosis ----------------------------------------------------------------------------------------------
 def diagnose(ex, kit, verdict) -> list:
     """Probes with and without a padding mask; shapes that only line up by accident are tried when the base case fails."""
@@ -244,6 +251,7 @@ def diagnose(ex, kit, verdict) -> list:
         # B = heads (a (B, 1, S) mask lined up with the heads)
         same = {**init, ex.dims["context_width"]: ex.dim("input", init)}
         heads = ex.dim("heads", init) or 1
+        shown = []
         for alt, kw, what in [(same, {}, "d_context = d_in"), (init, {"T": 7}, "as many queries as context tokens"),
                               (same, {"T": 7}, "d_context = d_in and as many queries as context tokens"),
                               (init, {"B": heads}, f"a batch of {heads} (= heads)")]:
@@ -252,11 +260,13 @@ def diagnose(ex, kit, verdict) -> list:
                 params, probes = result2
                 matches = match(ex, probes, lambda a, b, wd: [cross_forward(ex, alt, params, *a, bugs=b, wrong_dim=wd)],
                                  cross_bugs(ex, alt), wrong, right)
-                if matches:
-                    return found + report(ex, matches, right, f"it fails for the base case ({err}); with {what} ")
+                raising = [m for m in matches if not runs_at_base(ex, kit, init, *m)]
+                if raising:  # a mistake that confuses these sizes: its variant cannot run at the base sizes either
+                    return found + report(ex, raising, right, f"it fails for the base case ({err}); with {what} ")
+                shown = shown or report(ex, matches, right, f"where it runs, with {what}, ")
         if err.code == "view_noncontiguous":
-            return found + [make("view_noncontiguous", err)]
-        return found + [crash_or(err)]
+            return found + [make("view_noncontiguous", err)] + shown
+        return found + [crash_or(err)] + shown  # the exception first: the mistakes seen where it runs do not raise
     params, probes = result
     if all(close(got[0], cross_forward(ex, init, params, *a)) for a, got in probes):
         return found + evidence(verdict, own=True)

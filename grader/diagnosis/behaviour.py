@@ -234,7 +234,7 @@ def module_rules(ex, kit, verdict) -> list:
     got, err = attempt(lambda: kit.run(init, [x], params=params)[0])
     if err is not None:
         if err.code == "view_noncontiguous":
-            return found + [make("view_noncontiguous", err)]
+            return found + noncontiguous_view(ex, err, sweep_runs(ex, kit))
         sized = mask_sized_by(ex, kit, init, params, err, T)
         if sized:
             return found + [make("mask_not_sliced", sized)]
@@ -250,9 +250,10 @@ def module_rules(ex, kit, verdict) -> list:
                 if err1 is None and close(one[0], module_forward(ex, init, params, x[:1])):
                     return found + [crash_or(err, text=ONE_OF_A_BATCH)]
                 return found + [make("batched_transpose", f"2-D input works, but a batch of 2 fails: {err}")]
-        if found:
+        if any(d.id != "heads_not_divisible" for d in found):
             return found
-        return [crash_or(err)] + swept_mistakes(ex, sweep_runs(ex, kit), "", "where it runs: with {id}, ")
+        # a missing divisibility check counts after what the behaviour shows: the exception every call raises first
+        return [crash_or(err)] + swept_mistakes(ex, sweep_runs(ex, kit), "", "where it runs: with {id}, ") + found
     want = module_forward(ex, init, params, x)
     if not close(got[0], want):
         matches = module_matches(ex, init, params, x, got)
@@ -286,6 +287,14 @@ def module_rules(ex, kit, verdict) -> list:
     if not found:
         found += swept_mistakes(ex, sweep_runs(ex, kit))
     return found + evidence(verdict, own=False)
+
+
+def noncontiguous_view(ex, err: Problem, runs) -> list:
+    """A view that raises at the head merge: a mistake the configurations that run (one head) show earlier in the
+    forward (a mask, a scale) comes first, along the data flow; what they show after the merge comes after it."""
+    shown = swept_mistakes(ex, runs, "", "where it runs: with {id}, ")
+    before = [d for d in shown if pipeline_position(d.id) < STEPS.index(("merge",))]
+    return before + [make("view_noncontiguous", err)] + [d for d in shown if d not in before]
 
 
 def mask_sized_by(ex, kit, init, params, err: Problem, T: int) -> str | None:
@@ -365,15 +374,16 @@ def module_matches(ex, init, params, x, got) -> list:
                  module_bugs(ex, init), wrong_dims(ex, init, x.shape[-2]), head_size(ex, init))
 
 
-def sweep_runs(ex, kit) -> list:
-    """(configuration id, init, params, x, output) for each sweep configuration the submission runs in."""
+def sweep_runs(ex, kit, **run) -> list:
+    """(configuration id, init, params, x, outputs) for each sweep configuration the submission runs in (run: how
+    it is called, for a module that returns more than its output)."""
     from grader.probes import init_cases
 
     runs = []
     for id, init in init_cases(ex)[1:]:
         params = kit.weights(init)
         x = kit.randn(2, ex.dim("context", init) or 6, ex.dim("input", init), salt=77)
-        got, err = attempt(lambda: kit.run(init, [x], params=params)[0])
+        got, err = attempt(lambda: kit.run(init, [x], params=params, **run)[0])
         if err is None:
             runs.append((id, init, params, x, got))
     return runs
