@@ -153,11 +153,25 @@ CALLBACK_RUNNERS = {torch._C.TensorBase.apply_: "apply_()", torch._C.TensorBase.
                     torch._C.TensorBase.map2_: "map2_()", torch.Tensor.backward: "backward()",
                     torch.autograd.backward: "torch.autograd.backward()", torch.autograd.grad: "torch.autograd.grad()"}
 _RUN_BACKWARD = torch.autograd.Variable._execution_engine.run_backward
+_GRAD = torch._C.TensorBase.grad.__get__  # a tensor's .grad, whatever its class defines
 
 
 def run_backward(loss: torch.Tensor) -> None:
     """loss.backward(), without the torch-function dispatch that would pop the modes the hooks must run under."""
     _RUN_BACKWARD((loss,), (torch.ones_like(loss),), False, False, (), True, True)
+
+
+def _own(values, depth: int = 0) -> bool:
+    """Whether values (a call's arguments, through lists and tuples) hold an object of a class the submission defined,
+    or one of its functions: a torch call would run its __eq__, __getitem__, __len__, __index__ ... (x in h,
+    torch.tensor(h)) with the watch popped, as a torch-function mode runs every call."""
+    for v in values:
+        kind = type(v)
+        if kind.__module__ == "submission" or (kind is types.FunctionType and v.__module__ == "submission"):
+            return True
+        if (kind is list or kind is tuple) and depth < 4 and _own(v, depth + 1):
+            return True
+    return False
 
 
 class Watch(TorchFunctionMode):
@@ -185,6 +199,9 @@ class Watch(TorchFunctionMode):
         if func in CALLBACK_RUNNERS:
             raise RuntimeError(f"{CALLBACK_RUNNERS[func]} is not allowed in a graded call: the callable it runs "
                                "would escape the grader's checks")
+        if _own(args) or (kwargs and _own(tuple(kwargs.values()))):
+            raise RuntimeError(f"{getattr(func, '__name__', 'a torch call')}() was given an object of the submission's "
+                               "own class or function: torch would run its methods beyond the grader's checks")
         self.match(getattr(func, "__name__", ""))
         return func(*args, **(kwargs or {}))
 
@@ -309,7 +326,12 @@ class Worker:
                 line = frame.lineno
         if isinstance(exc, SyntaxError) and exc.filename and os.path.abspath(exc.filename) == self.path:
             line = exc.lineno
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        try:  # an exception of the submission's own class runs its __str__ here: watched, as its forward was
+            with self.guarded():
+                text = str(exc).strip()
+        except BaseException:
+            text = f"{type(exc).__name__} (its message could not be shown)"
+        message = text.splitlines()[0] if text else ""
         return {
             "ok": False,
             "error": {
@@ -467,11 +489,11 @@ class Worker:
             self.intact()
             names = list(req.get("args", [])) + [f"kw.{k}" for k in req.get("kwargs", {})]
             for name, t in zip(names, args + list(kwargs.values())):
-                if t.grad is not None:
-                    out_tensors[f"grad.{name}"] = t.grad.detach().to("cpu", copy=True)
-            for name, p in params.items():
-                if p.grad is not None:
-                    out_tensors[f"grad.param.{name}"] = p.grad.detach().to("cpu", copy=True)
+                if (g := _GRAD(t)) is not None:
+                    out_tensors[f"grad.{name}"] = g.detach().to("cpu", copy=True)
+            for name, p in params.items():  # read beneath any grad property a Parameter subclass of its own defines
+                if (g := _GRAD(p)) is not None:
+                    out_tensors[f"grad.param.{name}"] = g.detach().to("cpu", copy=True)
         return header, out_tensors
 
     def trace(self, req, tensors):
