@@ -2,9 +2,9 @@
 does not raise, so the alignment finds nothing; the line that raised is the one the worker reported for that call."""
 from __future__ import annotations
 
-from grader.diagnosis.localize.model import Localization
 import ast
 
+from grader.diagnosis.localize.model import Localization
 from grader.diagnosis.localize.source import (aliases, assigned_lines, built_elsewhere, function_at, in_called_function,
                                               names_read_at, parse, passed_unshaped, size_chosen_elsewhere, statement_at)
 
