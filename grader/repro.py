@@ -59,8 +59,11 @@ def script(v: Verdict, *, ex, path: Path) -> str:
                   "", "emulated = EmulatedDevice()"]
     if call["init"] is not None:
         args = ", ".join(f"{k}={val!r}" for k, val in call["init"].items())
-        lines += [f"torch.manual_seed({call['seed']})",
-                  f"model = submission.{call['entry']}({args}).to(torch.{dtype})"]
+        lines += [f"torch.manual_seed({call['seed']})"]
+        if emulated:  # built as on a GPU machine (torch.cuda.is_available(), device="cuda"), as graded
+            lines += ["with emulated:", f"    model = submission.{call['entry']}({args})", f"model = model.to(torch.{dtype})"]
+        else:
+            lines += [f"model = submission.{call['entry']}({args}).to(torch.{dtype})"]
         lines += weights_code(call["params"])
         move = "to_device(model, emulated)" if emulated else f"model.to({device!r})" if device != "cpu" else "model"
         lines += [f"model = {move}.train({call['train']})"]

@@ -74,6 +74,32 @@ def test_tensors_report_the_device_and_keep_real_values(emu, x):
         assert "device='cuda:0'" in repr(x)
 
 
+def test_under_the_mode_the_machine_has_a_gpu(emu):
+    """torch.cuda.is_available() answers as a one-GPU machine does while the mode is active (however it was looked
+    up, before or after), and gives torch's own answer again once it has exited, even by an exception."""
+    from torch.cuda import is_available  # bound before the mode, as a submission's import would
+
+    real = torch.cuda.device_count() > 0
+    assert torch.cuda.is_available() == is_available() == real
+    with emu:
+        assert torch.cuda.is_available() and is_available()
+        made = torch.ones(2, device="cuda" if torch.cuda.is_available() else "cpu")
+        assert made.device == DEVICE and isinstance(made, OnDevice)
+    assert torch.cuda.is_available() == real
+    with pytest.raises(ZeroDivisionError):
+        with emu:
+            1 / 0
+    assert torch.cuda.is_available() == real
+
+
+def test_a_module_built_for_the_gpu_is_built_on_the_device(tmp_path):
+    """A module that builds its layers and its mask with device="cuda" when a GPU is there is graded as a GPU machine
+    would run it: constructed under the emulation, it passes the device check (on the CPU it is built on the CPU)."""
+    v = grade(exercise=load_catalog().get("3"), path=CORPUS / "03/pass_when_cuda_available_init.py", device="cpu",
+              limits=Limits(time_s=20), warm=True)
+    assert v.passed, [(t.name, t.message) for t in v.failures()]
+
+
 def test_mixing_devices_is_refused_with_cudas_errors(emu, x):
     with emu:
         cpu = torch.ones(3, 4, dtype=torch.float64)
@@ -237,7 +263,10 @@ def test_solutions_pass_on_cuda(ex):
 
 
 DEVICE_FILES = ["01/scale_tensor_on_cpu.py", "03/mask_device_forward.py", "03/mask_device_attribute.py",
-                "04/head_scale_on_cpu.py", "07/causal_mask_on_cpu.py", "11/theta_on_cpu.py", "11/pass_cache_by_max_position.py"]
+                "04/head_scale_on_cpu.py", "07/causal_mask_on_cpu.py", "11/theta_on_cpu.py", "11/pass_cache_by_max_position.py",
+                "03/pass_when_cuda_available.py", "03/pass_when_cuda_available_init.py",
+                "03/mask_device_when_cuda_available.py", "07/pass_when_cuda_available.py",
+                "11/pass_when_cuda_available.py", "11/theta_on_cpu_when_cuda_available.py"]
 
 
 @pytest.mark.cuda

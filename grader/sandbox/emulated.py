@@ -13,6 +13,11 @@ It replaces the meta device the device checks used: meta tensors have no values,
 (.item(), int(positions.max()) + 1, a data-dependent shape) failed there although a GPU runs it, and every mix of
 devices meta was made to refuse, this refuses too. Nothing is left where meta would be the more exact proxy.
 
+While a mode is active the machine answers as a one-GPU machine does: torch.cuda.is_available() is True (the
+function itself is replaced once, when this module is imported, by one that asks whether an emulation is active and
+otherwise gives torch's answer), so `device = "cuda" if torch.cuda.is_available() else "cpu"` in a graded call picks
+the emulated device as it would pick the GPU.
+
 Only the worker uses this, around a run whose device is "emulated"; nothing here is reachable from a submission
 (private names, no module handle: grader/policy.py).
 """
@@ -23,6 +28,15 @@ from torch.overrides import TorchFunctionMode
 
 DEVICE = torch.device("cuda", 0)
 Tensor = torch.Tensor
+_active: list["EmulatedDevice"] = []  # the modes entered and not yet exited
+
+
+def _cuda_available(real=torch.cuda.is_available) -> bool:
+    return bool(_active) or real()
+
+
+if getattr(torch.cuda.is_available, "__name__", "") != "_cuda_available":  # once, before any submission binds it
+    torch.cuda.is_available = _cuda_available
 
 
 class OnDevice(Tensor):
@@ -134,6 +148,20 @@ def _index_put_values(self: Tensor, key, value, op: str) -> None:
 class EmulatedDevice(TorchFunctionMode):
     """While active: OnDevice tensors report DEVICE, an op mixing them with a CPU tensor (other than a 0-dim CPU
     scalar) raises CUDA's RuntimeError, and anything created or moved with device=DEVICE is OnDevice."""
+
+    def __enter__(self):
+        _active.append(self)
+        try:
+            return super().__enter__()
+        except BaseException:
+            _active.pop()
+            raise
+
+    def __exit__(self, *exc):
+        try:
+            return super().__exit__(*exc)
+        finally:
+            _active.remove(self)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}

@@ -440,8 +440,12 @@ class Worker:
         obj = self.entry(req["entry"])
         params = {}
         if req.get("init") is not None:
-            with self.guarded():  # its __init__, and any Module method it overrides (train, to, named_parameters)
-                fn = self.construct(obj, req["init"], seed).to(dtype=dtype)  # before loading: no float32 rounding
+            # its __init__, and any Module method it overrides (train, to, named_parameters), watched; emulated, it is
+            # built as on a GPU machine (torch.cuda.is_available() is True, device="cuda" makes device tensors)
+            with emulated or contextlib.nullcontext(), self.guarded():
+                fn = self.construct(obj, req["init"], seed)
+            with self.guarded():
+                fn = fn.to(dtype=dtype)  # before loading: no float32 rounding
                 self.load_params(fn, tensors)
                 fn = to_device(fn, emulated) if emulated else fn.to(device)
                 fn.train(bool(req.get("train", False)))
