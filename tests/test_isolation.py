@@ -26,7 +26,7 @@ import pytest
 import torch
 
 from grader.catalog import kit_dir
-from grader.sandbox import Limits, Sandbox
+from grader.sandbox import Limits, Sandbox, SubmissionError
 from grader.sandbox import isolation
 from grader.sandbox.zygote import Zygote
 from tests.conftest import ROOT
@@ -637,3 +637,25 @@ def test_no_copy_of_the_kit_is_visible_in_any_install_mode(mode):
             assert proc.returncode in (0, 1) and "tier " in proc.stdout, proc.stdout + proc.stderr[-2000:]
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_trace_runs_under_the_forbidden_api_watch(tmp_path):
+    """The trace request (feedback on where a value goes wrong) runs the submission under the same watch as a
+    graded call: a forbidden call made there refuses the submission, as it would anywhere else."""
+    path = tmp_path / "traced.py"
+    path.write_text("import torch\n\n\ndef f(x):\n    return torch.softmax(x, dim=-1) * 2\n")
+    sb = Sandbox(path, forbidden=["torch.softmax"]).start()
+    try:
+        sb.request({"op": "load"})
+        with pytest.raises(SubmissionError) as info:
+            sb.request({"op": "trace", "entry": "f", "args": ["x"]}, {"x": torch.randn(2, 3)})
+        assert "forbidden_api" in info.value.message and "softmax" in info.value.message
+    finally:
+        sb.close()
+    allowed = Sandbox(path).start()
+    try:
+        allowed.request({"op": "load"})
+        reply, _ = allowed.request({"op": "trace", "entry": "f", "args": ["x"]}, {"x": torch.randn(2, 3)})
+        assert reply["ok"] and reply["entries"]
+    finally:
+        allowed.close()

@@ -104,13 +104,16 @@ def run_measured(kit, args, kwargs, tile):
     (block, d)) the first one wider than a block in one of its last two dims and than d in the other."""
     tensors = {f"arg{i}": a for i, a in enumerate(args)}
     reply, out = kit.request({"op": "run", "init": None, "args": list(tensors), "scalars": kwargs, "dtype": "float32",
-                              "largest": list(tile)}, tensors)
+                              "largest": list(tile), "flow": {"q": "arg0", "k": "arg1"}}, tensors)
     got = out.get("out.0")
     expect(isinstance(got, torch.Tensor) and type(got) is torch.Tensor, "output 0 is not a plain tensor")
     largest = reply.get("largest") if isinstance(reply.get("largest"), dict) else {}
     shape = largest.get("shape") if isinstance(largest.get("shape"), list) else []
     strip = largest.get("strip") if isinstance(largest.get("strip"), list) else []
-    return got, tuple(n for n in shape if isinstance(n, int)), tuple(n for n in strip if isinstance(n, int))
+    scores = largest.get("scores")
+    expect(isinstance(scores, dict), "the worker did not follow the scores (no data flow in its reply)")
+    wide = {k: scores.get(k) for k in ("shape", "keys", "queries")} if scores else None
+    return got, tuple(n for n in shape if isinstance(n, int)), tuple(n for n in strip if isinstance(n, int)), wide
 
 
 @check("numerics", evidence={"out_of_memory": "scores_materialised", "tensor_too_large": "scores_materialised",
@@ -121,7 +124,7 @@ def test_long_sequence_never_builds_the_score_matrix(kit, ex):
     B, H, T, d, block = LONG["B"], LONG["H"], LONG["T"], LONG["d"], LONG["block_size"]
     q, k, v = (kit.randn(B, H, T, d, salt=60 + i).float() for i in range(3))
     try:
-        out, largest, strip = run_measured(kit, [q, k, v], {"block_size": block}, tile=(block, d))
+        out, largest, strip, wide = run_measured(kit, [q, k, v], {"block_size": block}, tile=(block, d))
     except SubmissionError as exc:
         if not exc.memory:
             raise
@@ -137,6 +140,14 @@ def test_long_sequence_never_builds_the_score_matrix(kit, ex):
     expect(not strip, f"while it ran, your code created a tensor of shape {strip} for {T} tokens and block_size={block}: "
                       f"scores for more than {block} keys (or queries) at once, a strip rather than a "
                       f"({block}, {block}) tile, even if it has no more elements than one", "tensor_too_large")
+    if wide:
+        shape = tuple(n for n in wide.get("shape") or [] if isinstance(n, int))
+        keys = wide.get("keys") if isinstance(wide.get("keys"), int) else 0
+        over = f"more than {block} keys" if keys > block else f"more than {block} queries"
+        expect(False, f"while it ran, your code computed a tensor of shape {shape} from the queries and the keys that "
+                      f"holds scores for {over} at once (block_size={block}): a tiled implementation scores one "
+                      f"({block}, {block}) tile of queries and keys at a time, whatever shape a strip is given",
+               "tensor_too_large")
     expect(tuple(out.shape) == (B, H, T, d), f"output shape {tuple(out.shape)}, expected {(B, H, T, d)}", "shape_mismatch")
     want = long_reference(kit.seed, q, k, v)
     for r0 in range(0, T, 256):  # every row, a strip at a time

@@ -29,6 +29,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from grader.sandbox import isolation, view
 from grader.sandbox.emulated import DEVICE, EmulatedDevice, OnDevice, to_device, where
 from grader.sandbox.limits import Limits
+from grader.sandbox.scoreflow import ScoreFlow
 from grader.sandbox.protocol import BATCHED, READY, STACK_SIGNAL, decode, encode, read_frame, safetensors_bytes
 from grader.sandbox.trace import Tracer
 
@@ -247,14 +248,17 @@ class Largest(TorchDispatchMode):
     """Records the largest tensor any op creates while the submission runs (a suite asks for it with
     "largest": true, to check that a tiled implementation never holds more than a tile of scores)."""
 
-    def __init__(self, tile: tuple[int, int] | None = None):
+    def __init__(self, tile: tuple[int, int] | None = None, flow: ScoreFlow | None = None):
         super().__init__()
         self.numel, self.shape = 0, []
         self.tile = tile  # (rows, inner): a tensor wider than rows in one of its last two dims and wider than
         self.strip: list[int] = []  # inner in the other is a strip of scores, whatever its element count
+        self.flow = flow  # the query's and the key's positions, followed through every op (scores by data flow)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
+        if self.flow is not None:
+            self.flow.after(func, args, kwargs or {}, out)
         outs = [t for t in (out if isinstance(out, (tuple, list)) else [out]) if isinstance(t, torch.Tensor)]
         for t in [*outs, *(a for a in args if isinstance(a, torch.Tensor))]:
             # a view of a larger buffer counts as the buffer (scores written into slices of a matrix allocated at
@@ -475,7 +479,11 @@ class Worker:
         watch = self.watch or contextlib.nullcontext()
         tile = req.get("largest") if isinstance(req.get("largest"), list) else None
         tile = tuple(tile) if tile and len(tile) == 2 and all(isinstance(n, int) for n in tile) else None
-        largest = Largest(tile) if req.get("largest") else contextlib.nullcontext()
+        flow = req.get("flow") if tile and isinstance(req.get("flow"), dict) else {}  # {"q": arg name, "k": arg name}
+        named = dict(zip(req.get("args", []), args))
+        sources = {kind: named[n] for kind, n in flow.items() if kind in ("q", "k") and isinstance(n, str) and n in named}
+        flow = ScoreFlow(sources, tile[0]) if len(sources) == 2 else None
+        largest = Largest(tile, flow) if req.get("largest") else contextlib.nullcontext()
         with torch.set_grad_enabled(bool(req.get("grad"))), check, watch, largest:
             outs = plain_outputs(fn(*args, **kwargs))
         self.intact()
@@ -483,6 +491,8 @@ class Worker:
                                            "device": where(o) if emulated else str(o.device)} for o in outs]}
         if isinstance(largest, Largest):
             header["largest"] = {"numel": largest.numel, "shape": largest.shape, "strip": largest.strip}
+            if flow is not None:
+                header["largest"]["scores"] = flow.wide or {}
         out_tensors = {f"out.{i}": o.detach().to("cpu", copy=True) for i, o in enumerate(outs)}
         if req.get("grad"):
             grad_outs = [put(tensors[g].to(dtype=dtype)) for g in req["grad"]]
@@ -501,7 +511,8 @@ class Worker:
         return header, out_tensors
 
     def trace(self, req, tensors):
-        """Like run (CPU, no gradients), but records the intermediate tensors and their lines (grader/sandbox/trace.py).
+        """Like run (CPU, no gradients), but records the intermediate tensors and their lines (grader/sandbox/trace.py),
+        under the same forbidden-API watch (a forbidden call here refuses the submission as in any other call).
 
         The entries recorded before an exception are sent too, with the exception's type and line.
         """
@@ -510,18 +521,19 @@ class Worker:
         obj = self.entry(req["entry"])
         fn, params = obj, []
         if req.get("init") is not None:
-            fn = self.construct(obj, req["init"], seed).to(dtype=dtype)
-            self.load_params(fn, tensors)
-            fn.train(bool(req.get("train", False)))
-            params = list(fn.parameters())
+            with self.guarded():  # as in run: its __init__ and the Module methods it may override, watched
+                fn = self.construct(obj, req["init"], seed).to(dtype=dtype)
+                self.load_params(fn, tensors)
+                fn.train(bool(req.get("train", False)))
+                params = list(fn.parameters())
         cast = {k: (t.to(dtype) if t.is_floating_point() else t) for k, t in tensors.items()}
         args = [cast[n] for n in req.get("args", [])]
         kwargs = {k: cast[n] for k, n in req.get("kwargs", {}).items()}
         kwargs.update({k: v for k, v in (req.get("scalars") or {}).items() if v is None or isinstance(v, (bool, int, float))})
         seed_all(seed + 1, torch.device("cpu"))
         tracer, raised = Tracer(self.path, [*args, *kwargs.values(), *params]), None
-        try:
-            with torch.no_grad(), tracer:
+        try:  # the watch outside the tracer: what the tracer calls on a tensor it records (detach) is watched too
+            with torch.no_grad(), self.guarded(), tracer:
                 fn(*args, **kwargs)
         except Exception as exc:  # the partial trace still locates what ran; the suite reports the exception
             raised = {"type": type(exc).__name__[:80], "line": self.error(exc)["error"]["line"]}
