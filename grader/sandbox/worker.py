@@ -259,6 +259,8 @@ class Largest(TorchDispatchMode):
         out = func(*args, **(kwargs or {}))
         if self.flow is not None:
             self.flow.after(func, args, kwargs or {}, out)
+            if self.flow.wide is not None:  # found: the call ends here (and at every op after, if it is caught)
+                raise WideScores("scores over more positions than a tile were computed at once")
         outs = [t for t in (out if isinstance(out, (tuple, list)) else [out]) if isinstance(t, torch.Tensor)]
         for t in [*outs, *(a for a in args if isinstance(a, torch.Tensor))]:
             # a view of a larger buffer counts as the buffer (scores written into slices of a matrix allocated at
@@ -274,6 +276,10 @@ class Largest(TorchDispatchMode):
                 if (c > rows and r > inner) or (r > rows and c > inner):
                     self.strip = shape
         return out
+
+
+class WideScores(RuntimeError):
+    """Raised by the largest-tensor probe once its data flow has found scores wider than a tile."""
 
 
 PLAIN_TENSORS = (torch.Tensor, torch.nn.Parameter, OnDevice)  # OnDevice: the emulated device's own, not a submission's
@@ -484,9 +490,17 @@ class Worker:
         sources = {kind: named[n] for kind, n in flow.items() if kind in ("q", "k") and isinstance(n, str) and n in named}
         flow = ScoreFlow(sources, tile[0]) if len(sources) == 2 else None
         largest = Largest(tile, flow) if req.get("largest") else contextlib.nullcontext()
-        with torch.set_grad_enabled(bool(req.get("grad"))), check, watch, largest:
-            outs = plain_outputs(fn(*args, **kwargs))
+        try:
+            with torch.set_grad_enabled(bool(req.get("grad"))), check, watch, largest:
+                outs = plain_outputs(fn(*args, **kwargs))
+        except WideScores:
+            if flow is None or flow.wide is None:
+                raise
+            outs = None
         self.intact()
+        if outs is None or (flow is not None and flow.wide is not None):  # what was found, no outputs
+            return {"ok": True, "outputs": [], "largest": {"numel": largest.numel, "shape": largest.shape,
+                                                           "strip": largest.strip, "scores": flow.wide}}, {}
         header = {"ok": True, "outputs": [{"shape": list(o.shape), "dtype": str(o.dtype).removeprefix("torch."),
                                            "device": where(o) if emulated else str(o.device)} for o in outs]}
         if isinstance(largest, Largest):
