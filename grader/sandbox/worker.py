@@ -29,8 +29,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from grader.sandbox import isolation, view
 from grader.sandbox.emulated import DEVICE, EmulatedDevice, OnDevice, to_device, where
 from grader.sandbox.limits import Limits
-from grader.sandbox.scoreflow import ScoreFlow
 from grader.sandbox.protocol import BATCHED, READY, STACK_SIGNAL, decode, encode, read_frame, safetensors_bytes
+from grader.sandbox.scoreflow import ScoreFlow
 from grader.sandbox.trace import Tracer
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
