@@ -162,17 +162,38 @@ def run_backward(loss: torch.Tensor) -> None:
     _RUN_BACKWARD((loss,), (torch.ones_like(loss),), False, False, (), True, True)
 
 
-def _own(values, depth: int = 0) -> bool:
-    """Whether values (a call's arguments, through lists and tuples) hold an object of a class the submission defined,
-    or one of its functions: a torch call would run its __eq__, __getitem__, __len__, __index__ ... (x in h,
-    torch.tensor(h)) with the watch popped, as a torch-function mode runs every call."""
+# What a graded call may hand to torch: tensors of torch's own classes, numbers, strings, dtypes, devices, sizes and
+# slices, through plain lists, tuples and dicts. Anything else (an object of the submission's own class, a deque, a
+# namedtuple, a function) is refused: torch would run its methods (__len__, __getitem__, __index__, __eq__ ...)
+# from C++ with this watch and every other mode popped (x in h, torch.tensor(deque([h]))). Exact types: a subclass
+# can claim any __module__.
+PLAIN_VALUES = frozenset({int, float, bool, complex, str, bytes, type(None), type(Ellipsis), torch.dtype, torch.device,
+                          torch.layout, torch.memory_format, torch.Generator, torch.Size, torch.Tensor,
+                          torch.nn.Parameter, OnDevice, torch.finfo, torch.iinfo})
+CONTAINERS = frozenset({list, tuple, torch.Size})
+
+
+def _foreign(values, depth: int = 0) -> type | None:
+    """The type of the first value in values (a call's arguments) a graded call may not hand to torch, or None."""
     for v in values:
         kind = type(v)
-        if kind.__module__ == "submission" or (kind is types.FunctionType and v.__module__ == "submission"):
-            return True
-        if (kind is list or kind is tuple) and depth < 4 and _own(v, depth + 1):
-            return True
-    return False
+        if kind in CONTAINERS:
+            if kind is not torch.Size:
+                if depth >= 4:
+                    return kind
+                if (inner := _foreign(v, depth + 1)) is not None:
+                    return inner
+        elif kind is dict:
+            if depth >= 4 or not all(type(k) is str for k in v):
+                return kind
+            if (inner := _foreign(tuple(v.values()), depth + 1)) is not None:
+                return inner
+        elif kind is slice:
+            if (inner := _foreign((v.start, v.stop, v.step), depth + 1)) is not None:
+                return inner
+        elif kind not in PLAIN_VALUES:
+            return kind
+    return None
 
 
 class Watch(TorchFunctionMode):
@@ -200,9 +221,10 @@ class Watch(TorchFunctionMode):
         if func in CALLBACK_RUNNERS:
             raise RuntimeError(f"{CALLBACK_RUNNERS[func]} is not allowed in a graded call: the callable it runs "
                                "would escape the grader's checks")
-        if _own(args) or (kwargs and _own(tuple(kwargs.values()))):
-            raise RuntimeError(f"{getattr(func, '__name__', 'a torch call')}() was given an object of the submission's "
-                               "own class or function: torch would run its methods beyond the grader's checks")
+        if (kind := _foreign(args) or (_foreign(tuple(kwargs.values())) if kwargs else None)) is not None:
+            raise RuntimeError(f"{getattr(func, '__name__', 'a torch call')}() was given a {kind.__name__}: a graded "
+                               "call may hand torch only tensors, numbers, strings, dtypes, devices and plain lists, "
+                               "tuples and dicts of them (torch would run its methods beyond the grader's checks)")
         self.match(getattr(func, "__name__", ""))
         return func(*args, **(kwargs or {}))
 
@@ -349,8 +371,10 @@ class Worker:
                 "message": message[:MAX_MESSAGE],
                 "line": line,
                 "not_implemented": isinstance(exc, NotImplementedError),
-                "memory": "can't allocate memory" in str(exc) or isinstance(exc, MemoryError),
-                "device_operand": getattr(exc, "_device_operand", None),  # "mask" or "tensor": what was on the CPU
+                "memory": "can't allocate memory" in text or isinstance(exc, MemoryError),
+                # "mask" or "tensor": what was on the CPU, set by the emulated device on torch's own RuntimeError
+                # only (read from its __dict__: a submission's class would run a property here, unwatched)
+                "device_operand": exc.__dict__.get("_device_operand") if type(exc) is RuntimeError else None,
             },
         }
 
