@@ -55,6 +55,49 @@ def test_two_mistakes_are_named_along_the_data_flow():
     assert pipeline_position("no_scaling") < pipeline_position("mask_missing") < pipeline_position("softmax_wrong_dim")
     assert pipeline_position("heads_split_wrong") < pipeline_position("heads_merge_wrong")
     assert pipeline_position("mask_device") < pipeline_position("dropout_in_eval") < pipeline_position("dtype_not_kept")
+    # the fill value is the mask's; the running sums and what rows with no key get are the softmax's
+    assert pipeline_position("fp16_fill_overflow") < pipeline_position("masked_rows_not_zero")
+    assert pipeline_position("scale_not_sqrt") < pipeline_position("online_softmax_no_rescale")
+    assert pipeline_position("mask_device") < pipeline_position("online_softmax_no_rescale")
+    assert pipeline_position("rope_interleaved") < pipeline_position("rope_direction")
+
+
+def test_an_exception_is_placed_at_the_step_where_it_raises():
+    """raised_at: mistakes at an earlier step come before the exception, later ones after it; at the same step the
+    one more inputs show first (wider), else the exception."""
+    from grader.diagnosis.behaviour import MASK, MERGE, PAIRS, raised_at, with_device
+    from grader.diagnosis.diagnoses import make
+
+    err, scale, soft, merge = (make(i) for i in ("runtime_error", "no_scaling", "softmax_wrong_dim", "heads_merge_wrong"))
+    ids = lambda found: [d.id for d in found]  # noqa: E731
+    assert ids(raised_at(MASK, [err], [scale, soft], wider=False)) == ["no_scaling", "runtime_error", "softmax_wrong_dim"]
+    assert ids(raised_at(MASK, [err], [soft], wider=False)) == ["runtime_error", "softmax_wrong_dim"]
+    assert ids(raised_at(MERGE, [err], [merge], wider=False)) == ["runtime_error", "heads_merge_wrong"]
+    assert ids(raised_at(MERGE, [err], [merge], wider=True)) == ["heads_merge_wrong", "runtime_error"]
+    pairing, direction = make("rope_pairing"), make("rope_direction")
+    assert ids(raised_at(PAIRS, [err], [direction], wider=True)) == ["runtime_error", "rope_direction"]
+    assert ids(raised_at(PAIRS, [err], [pairing], wider=True)) == ["rope_pairing", "runtime_error"]
+    rescale, cpu = make("online_softmax_no_rescale"), make("tensor_on_cpu")
+    assert ids(with_device([rescale], [make("mask_device")])) == ["mask_device", "online_softmax_no_rescale"]
+    assert ids(with_device([rescale], [cpu])) == ["online_softmax_no_rescale", "tensor_on_cpu"]
+    assert ids(with_device([make("mask_missing")], [make("mask_device")])) == ["mask_missing", "mask_device"]
+
+
+def test_a_scale_by_a_size_no_contract_dimension_has_is_read_from_the_weights():
+    """scaled_by: the weights' log-ratios give the whole size n of a 1/√n scale (a constant 64), with or without a
+    mask; weights of another mistake (a softmax over the queries) give none."""
+    from grader.diagnosis.behaviour import scaled_by
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = torch.randn(2, 5, 6, generator=g, dtype=torch.float64), torch.randn(2, 7, 6, generator=g, dtype=torch.float64), \
+        torch.randn(2, 7, 3, generator=g, dtype=torch.float64)
+    mask = torch.rand(5, 7, generator=g) < 0.4
+    mask[:, 0] = False
+    for blocked in (None, mask):
+        got = attend(q, k, v, blocked=blocked, bugs={"scale_wrong_dim"}, wrong_dim=64)
+        assert scaled_by((q, k, v, blocked), got) == 64
+        assert scaled_by((q, k, v, blocked), attend(q, k, v, blocked=blocked)) == 6
+        assert scaled_by((q, k, v, blocked), attend(q, k, v, blocked=blocked, bugs={"softmax_wrong_dim"})) is None
 
 
 def test_an_exception_after_right_probes_is_runtime_error_and_named_evidence_follows_the_forward():

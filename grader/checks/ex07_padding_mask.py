@@ -8,7 +8,7 @@ leaves some queries with no key at all.
 import torch
 
 from grader.diagnosis.diagnoses import make
-from grader.diagnosis.behaviour import attempt, close, crash_or, evidence, failed, match, report
+from grader.diagnosis.behaviour import MASK, attempt, close, crash_or, evidence, failed, match, raised_at, report
 from grader.diagnosis.variants import PADDING_BUGS, SCALE_BUGS, attend
 from grader.harness import compare, expect, unravel
 from grader.numerics import dtype_name
@@ -308,11 +308,12 @@ def diagnose(ex, kit, verdict) -> list:
     with_nan = any(bool(torch.isnan(got[0]).any()) for _, got in probes)
     matches = match(ex, probes, lambda a, b, wd: [padded_attend(*a[0], **a[1], bugs=b, wrong_dim=wd)],
                      padding_bugs(with_nan), [c["d_v"]], c["d_k"])
-    # a fill that overflows float16 is a second mistake of its own (it only shows in half precision)
+    # a fill that overflows float16 is a second mistake of its own (it only shows in half precision), at the mask step:
+    # after a mask built wrongly (seen in every dtype), before what the softmax leaves to rows with no key
     overflow = [make("fp16_fill_overflow", t.message) for t in failed(verdict, "dtype_overflow")][:1]
     if not matches:  # a mistake the variants lack as well (a causal mask aligned another way): is the mask read as keep?
         return found + inverted_padding(kit, c) + overflow
-    return found + report(ex, matches, c["d_k"]) + overflow
+    return found + raised_at(MASK, overflow, report(ex, matches, c["d_k"]), wider=True)
 
 
 def inverted_padding(kit, c) -> list:

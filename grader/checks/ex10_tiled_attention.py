@@ -12,7 +12,8 @@ import math
 import torch
 
 from grader.diagnosis.diagnoses import make
-from grader.diagnosis.behaviour import attempt, close, crash_or, evidence, failed, match, report
+from grader.diagnosis.behaviour import (attempt, close, crash_or, evidence, failed, match, on_another_device, report,
+                                        with_device)
 from grader.diagnosis.variants import SCALE_BUGS
 from grader.harness import Mismatch, compare, expect
 from grader.sandbox import SubmissionError
@@ -317,7 +318,7 @@ def diagnose(ex, kit, verdict) -> list:
         return found + evidence(verdict, own=True)
     matches = match(ex, probes, lambda a, b, wd: [tiled_attend(*a[0], **a[1], bugs=b, wrong_dim=wd)],
                      [*TILED_BUGS, *SCALE_BUGS], [c["d_v"]], c["d_k"])
-    return found + report(ex, matches, c["d_k"])
+    return found + with_device(report(ex, matches, c["d_k"]), on_another_device(verdict))
 
 
 def trace_call(ex, kit) -> dict:

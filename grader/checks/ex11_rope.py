@@ -7,7 +7,8 @@ checked on the submission's own outputs: q . k must not change when both positio
 import torch
 
 from grader.diagnosis.diagnoses import make
-from grader.diagnosis.behaviour import attempt, close, crash_or, delta, evidence, failed, match, report
+from grader.diagnosis.behaviour import (PAIRS, RAISED, attempt, close, crash_or, delta, evidence, failed, match,
+                                        raised_at, report)
 from grader.harness import compare, expect
 from grader.numerics import TOLERANCES, dtype_name
 from grader.sandbox import SubmissionError
@@ -214,7 +215,8 @@ def diagnose(ex, kit, verdict) -> list:
                         tol=HALF_TOL)
     if matches:
         lost = angles_lose_digits(ex, kit, matches[0][0])  # computed before the rotation: named first
-        return found + ([make("rope_angle_precision", lost)] if lost else []) + report(ex, matches, 0)
+        shown = ([make("rope_angle_precision", lost)] if lost else []) + report(ex, matches, 0)
+        return found + raised_at(PAIRS, raised_in_bfloat16(ex, kit), shown, wider=True)
     named = rope_rules(ex, kit, probes)
     if named:
         return found + named
@@ -226,6 +228,19 @@ def diagnose(ex, kit, verdict) -> list:
                                                      f"3000.. the output is off by {far:.2g}: the angles are computed in "
                                                      "a precision that cannot hold position × frequency")]
     return found
+
+
+def raised_in_bfloat16(ex, kit) -> list:
+    """bfloat16 input, which the contract allows, raising while float64 runs: the ops RoPE may use that have no
+    bfloat16 kernel are the complex ones (torch.complex, view_as_complex), which turn the pairs into complex numbers,
+    so the exception sits at the pairing step: after the angles, before the rotation; a pairing mistake, which every
+    dtype shows, comes before it."""
+    c = ex.config
+    x = kit.randn(c["B"], c["H"], c["T"], c["d"], salt=119).to(torch.bfloat16)
+    _, err = attempt(lambda: kit.run(None, [x, positions("arange", c["T"])], dtype=torch.bfloat16, check_shapes=False)[0])
+    if err is None or err.code not in RAISED:
+        return []
+    return [crash_or(err, text="float64 and float32 inputs run; bfloat16 input, which the contract allows, raises")]
 
 
 def angles_lose_digits(ex, kit, bugs) -> str | None:

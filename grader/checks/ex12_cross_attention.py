@@ -6,7 +6,7 @@ batch is padded on the right to a common length.
 import torch
 
 from grader.diagnosis.diagnoses import make
-from grader.diagnosis.behaviour import attempt, bias_only, close, crash_or, evidence, failed, match, report
+from grader.diagnosis.behaviour import MASK, attempt, bias_only, close, crash_or, evidence, failed, match, raised_at, report
 from grader.diagnosis.variants import PADDING_BUGS, SCALE_BUGS, attend, linear
 from grader.harness import compare, expect, unravel
 from grader.suites import ON_DEVICE, check, needs
@@ -238,6 +238,7 @@ def diagnose(ex, kit, verdict) -> list:
         for mask in (None, padding([7, 3, 1][:B])):
             got, err = attempt(lambda: run(kit, init, params, x, context, mask)[0])
             if err is not None:
+                err.masked = mask is not None and bool(out)  # only the call with a padding mask raised
                 return None, err
             out.append(((x, context, mask), got))
         return (params, out), None
@@ -266,6 +267,8 @@ def diagnose(ex, kit, verdict) -> list:
                 shown = shown or report(ex, matches, right, f"where it runs, with {what}, ")
         if err.code == "view_noncontiguous":
             return found + [make("view_noncontiguous", err)] + shown
+        if getattr(err, "masked", False):  # raised in the padding mask's handling: after a mistake seen earlier (a scale)
+            return found + raised_at(MASK, [crash_or(err)], shown, wider=False)
         return found + [crash_or(err)] + shown  # the exception first: the mistakes seen where it runs do not raise
     params, probes = result
     if all(close(got[0], cross_forward(ex, init, params, *a)) for a, got in probes):

@@ -111,19 +111,52 @@ def match(ex, probes, variant_fn, bug_list, wrong: list[int], right: int, tol: t
     return matches
 
 
-# Where in the forward a mistake sits, by the words of its (our own) bug name: of two mistakes that
-# together explain the output, the one earlier in the computation is listed first.
-# RoPE's angles (frequencies, base, positions) are computed before the rotation that applies them.
+# Where in the forward a mistake sits, by the words of its (our own) bug name: of two independent mistakes the
+# one earlier in the computation is listed first (README, Diagnosis: the ordering rule). RoPE's angles
+# (frequencies, base, positions) are computed before the pairs are formed, and the pairs before they are turned.
+# The mask step holds everything about the mask: how it is built, sliced, combined, filled and where it lives.
 SOFTMAX = ("softmax", "online", "tiled", "rows")
-STEPS = (("qkv", "split", "kv_heads", "gqa", "cross_kv"), ("rope_freq", "rope_base", "rope_positions", "rope_angle"), ("rope",),
-         ("scal",), ("mask", "padding", "causal", "diagonal", "combine"), SOFTMAX, ("dropout",), ("merge",), ("out_proj",),
-         ("dtype",))
+MASK = ("mask", "padding", "causal", "diagonal", "combine", "fill")
+MERGE = ("merge",)
+PAIRS = ("rope_pair", "rope_inter")
+STEPS = (("qkv", "split", "kv_heads", "gqa", "cross_kv"), ("rope_freq", "rope_base", "rope_positions", "rope_angle"), PAIRS,
+         ("rope",), ("scal",), MASK, SOFTMAX, ("dropout",), MERGE, ("out_proj",), ("dtype",))
 
 
 def pipeline_position(bug: str) -> int:
-    if "rows" in bug:  # what a query with no key left gets (masked_rows_*): decided after the softmax
-        return STEPS.index(SOFTMAX)
+    if "rows" in bug or "rescale" in bug:  # what a query with no key left gets (masked_rows_*), the online softmax's
+        return STEPS.index(SOFTMAX)         # running sums: decided in the softmax, whatever other words they hold
     return next((i for i, words in enumerate(STEPS) if any(w in bug for w in words)), STEPS.index(SOFTMAX))
+
+
+def raised_at(step: tuple, raised: list, shown: list, *, wider: bool) -> list:
+    """An exception that some inputs raise (raised), placed at the step of the forward where it raises, among the
+    mistakes the inputs that run show (shown): those at an earlier step come first, those at a later one after it.
+    At the same step, the one more inputs show comes first (wider: what runs shows its mistake on more inputs than
+    raise, e.g. every dtype against bfloat16 only)."""
+    at = STEPS.index(step)
+    before = [d for d in shown if pipeline_position(d.id) < at or (wider and pipeline_position(d.id) == at)]
+    return before + raised + [d for d in shown if d not in before]
+
+
+ON_ANOTHER_DEVICE = ("mask_device", "tensor_on_cpu")
+
+
+def on_another_device(verdict) -> list:
+    """What the device checks declared for a failure seen only on the second device (a mask or another tensor made
+    on the CPU): a mistake of its own, next to the values the CPU runs show."""
+    return [make(d, t.message) for t in verdict.failures() for d in t.evidence if d in ON_ANOTHER_DEVICE][:1]
+
+
+def with_device(shown: list, device: list) -> list:
+    """A mask left on the CPU sits at the mask step among the mistakes the CPU runs show (a mistake after the mask,
+    in the softmax, comes after it); a tensor whose step is not known (tensor_on_cpu), after them: only the device
+    shows it."""
+    if not device or any(d.id == device[0].id for d in shown):
+        return shown
+    if device[0].id == "mask_device":
+        return raised_at(MASK, device, shown, wider=True)
+    return shown + device
 
 
 def report(ex, matches, right, prefix: str = "") -> list:
@@ -292,9 +325,8 @@ def module_rules(ex, kit, verdict) -> list:
 def noncontiguous_view(ex, err: Problem, runs) -> list:
     """A view that raises at the head merge: a mistake the configurations that run (one head) show earlier in the
     forward (a mask, a scale) comes first, along the data flow; what they show after the merge comes after it."""
-    shown = swept_mistakes(ex, runs, "", "where it runs: with {id}, ")
-    before = [d for d in shown if pipeline_position(d.id) < STEPS.index(("merge",))]
-    return before + [make("view_noncontiguous", err)] + [d for d in shown if d not in before]
+    return raised_at(MERGE, [make("view_noncontiguous", err)], swept_mistakes(ex, runs, "", "where it runs: with {id}, "),
+                     wider=False)  # the view raises in every configuration with several heads, what runs has one
 
 
 def mask_sized_by(ex, kit, init, params, err: Problem, T: int) -> str | None:
@@ -319,8 +351,9 @@ def function_rules(ex, kit, verdict) -> list:
     def variants_of(probes, prefix: str = "") -> list:
         bug_list = ["no_scaling", "scale_not_sqrt", "scale_wrong_dim", "softmax_wrong_dim",
                     "mask_missing", "mask_inverted", "mask_zero_fill", "mask_after_softmax"]
+        sizes = sorted({c["d_v"], *(n for n in (scaled_by(a, got) for a, got in probes[:1]) if n and n != c["d_k"])})
         matches = match(ex, probes, lambda a, b, wd: list(attend(*a[:3], blocked=a[3], bugs=b, wrong_dim=wd)),
-                        bug_list, [c["d_v"]], c["d_k"])
+                        bug_list, sizes, c["d_k"])
         return report(ex, matches, c["d_k"], prefix)
 
     def also_shown(probes, prefix: str) -> list:
@@ -343,9 +376,9 @@ def function_rules(ex, kit, verdict) -> list:
             want = attend(q, k, v, blocked=kwargs.get("mask"))
             if raw and [tuple(t.shape) for t in raw] == [tuple(w.shape) for w in reversed(want)]:
                 return found + [make("api_mismatch", "the function returns (weights, output); the contract is (output, weights)")]
-        if err is not None and probes:  # the same batch ran without a mask: no transpose of the batch is at fault
-            return found + [crash_or(err, text="without a mask the call returns; with a mask it does not")] + \
-                also_shown(probes, "without a mask ")
+        if err is not None and probes:  # the same batch ran without a mask: the exception is in the mask's handling
+            return found + raised_at(MASK, [crash_or(err, text="without a mask the call returns; with a mask it does not")],
+                                     also_shown(probes, "without a mask "), wider=False)
         if err is not None:
             got2, err2 = attempt(lambda: kit.run(None, [q[0], k[0], v[0]], kwargs, n_outputs=2)[0])
             if err2 is None and all(close(g, w) for g, w in zip(got2, attend(q[0], k[0], v[0], blocked=kwargs.get("mask")))):
@@ -354,8 +387,10 @@ def function_rules(ex, kit, verdict) -> list:
                     return found + [crash_or(err, text=ONE_OF_A_BATCH)]
                 return found + [make("batched_transpose", f"unbatched inputs work, batched ones fail: {err}")]
             masked, err_m = attempt(lambda: kit.run(None, [q, k, v], {"mask": mask}, n_outputs=2)[0])
-            ran = [((q, k, v, mask), masked)] if err_m is None else []
-            return found + [crash_or(err)] + also_shown(ran, "with a mask ")
+            if err_m is None:  # only mask=None raises: the exception is in the mask's handling, after the scale
+                return found + raised_at(MASK, [crash_or(err)], also_shown([((q, k, v, mask), masked)], "with a mask "),
+                                         wider=False)
+            return found + [crash_or(err)]
         probes.append(((q, k, v, kwargs.get("mask")), got))
     if all(all(close(g, w) for g, w in zip(got, attend(*a[:3], blocked=a[3]))) for a, got in probes):
         return found + evidence(verdict, own=False)
@@ -366,6 +401,29 @@ def function_rules(ex, kit, verdict) -> list:
                                  f"3-D inputs run; {n}-D inputs, which the contract allows, raise")] + \
                 variants_of(probes, "with 3-D inputs ")
     return found + variants_of(probes)
+
+
+def scaled_by(args, got) -> int | None:
+    """The whole size n whose 1/√n the returned weights show (log w_i - log w_j = (s_i - s_j)/√n along a row's kept
+    keys): a scale taken from a size no contract dimension has (a constant d_k = 64 set at the module's top); None
+    when the weights show no such size (another mistake, or no scale at all)."""
+    q, k, _, blocked = args
+    if len(got) < 2 or got[1].shape[-2:] != (q.size(-2), k.size(-2)):
+        return None
+    s = (q @ k.transpose(-2, -1)).double()
+    keep = torch.ones_like(s, dtype=torch.bool) if blocked is None else ~blocked.expand_as(s)
+    logw = got[1].double().clamp_min(1e-300).log()
+    n_kept = keep.sum(-1, keepdim=True).clamp_min(1)
+    centre = lambda t: (t - (t * keep).sum(-1, keepdim=True) / n_kept) * keep  # noqa: E731
+    sc, lc = centre(s), centre(logw)
+    denom = (sc * sc).sum()
+    if not torch.isfinite(lc).all() or denom <= 0:
+        return None
+    a = ((lc * sc).sum() / denom).item()
+    if a <= 0:
+        return None
+    n = 1.0 / (a * a)
+    return round(n) if 1 <= n <= 65536 and abs(n - round(n)) < 1e-3 * n else None
 
 
 def module_matches(ex, init, params, x, got) -> list:

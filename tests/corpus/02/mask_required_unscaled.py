@@ -1,5 +1,5 @@
-# expect: runtime_error
-# also: no_scaling
+# expect: no_scaling
+# also: runtime_error
 # bug-lines: 9, 10
 import torch
 

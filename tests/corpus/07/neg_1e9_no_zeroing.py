@@ -1,5 +1,5 @@
-# expect: masked_rows_not_zero
-# also: fp16_fill_overflow
+# expect: fp16_fill_overflow
+# also: masked_rows_not_zero
 # bug-lines: 20, 21, 22
 import math
 

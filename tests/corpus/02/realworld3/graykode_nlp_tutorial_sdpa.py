@@ -1,5 +1,5 @@
-# expect: runtime_error
-# also: scale_wrong_dim
+# expect: scale_wrong_dim
+# also: runtime_error
 # bug-lines: 18, 19
 # source: graykode/nlp-tutorial @021b0c03f3db6fd6aaf309cfead0abf5994af5a8, 5-1.Transformer/Transformer.py (ScaledDotProductAttention.forward, module-level d_k)
 # changes (only where the exercise contract forces it; the author's logic is kept, bugs included):

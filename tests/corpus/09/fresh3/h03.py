@@ -1,4 +1,4 @@
-# expect: gqa_kv_heads_wrong
+# expect: heads_split_wrong
 # bug-lines: 36
 import math
 

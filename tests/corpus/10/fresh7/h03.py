@@ -1,4 +1,4 @@
-# expect: tensor_on_cpu
+# expect: mask_device
 # also: online_softmax_no_rescale
 # bug-lines: 26, 31
 import math
