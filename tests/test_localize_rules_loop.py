@@ -57,3 +57,75 @@ def test_a_divergence_inside_a_helper_is_not_located():
     assert rules.first_divergence(al) is rules.ABSTAIN
     al = loc.Alignment([loc.Traced("matmul", 6, a * 3)], [stage("output", 60, out)], reference=reference, source=src)
     assert rules.first_divergence(al).line == 6
+
+
+LOOPS = """import torch
+def attend(query, key, block):
+    S = key.shape[-2]
+    n = S // block
+    rows = []
+    for i0 in range(0, query.shape[-2], block):
+        q = query[..., i0:i0 + block, :]
+        for j0 in range(0, S - block + 1, block):
+            k = key[..., j0:j0 + block, :]
+        for jb in range(n):
+            k = key[..., jb * block:(jb + 1) * block, :]
+        for j in starts(S, block):
+            k = key[..., j:j + block, :]
+        for j0 in range(0, S, block):
+            k = key[..., j0:j0 + block, :]
+    return rows
+def starts(n, size):
+    return range(0, n - size + 1, size)
+def stopped(query, key, block, S):
+    for i0 in range(0, query.shape[-2], block):
+        q = query[..., i0:i0 + block, :]
+        for j0 in range(0, S - block + 1, block):
+            if j0 > i0:
+                break
+            k = key[..., j0:j0 + block, :]
+        for j0 in range(0, S - block + 1, block):
+            if j0 <= i0:
+                k = key[..., j0:j0 + block, :]
+        for j0 in range(0, S - block + 1, block):
+            if j0 + block > S:
+                break
+            k = key[..., j0:j0 + block, :]
+"""
+
+
+def blocks_case(key_line: int, keys: int = 2, queries: int = 2, query_line: int = 7):
+    """A query and a key loop over blocks of 2: the reference takes 2 query blocks and 3 key blocks (the last short);
+    the submission takes the first `queries` and `keys` of them."""
+    g = torch.Generator().manual_seed(5)
+    query, key = torch.randn(4, 3, generator=g, dtype=torch.float64), torch.randn(5, 3, generator=g, dtype=torch.float64)
+    qb, kb = [query[i:i + 2] for i in (0, 2)], [key[j:j + 2] for j in (0, 2, 4)]
+    reference = [loc.Traced("__getitem__", 50, t) for t in qb] + [loc.Traced("__getitem__", 51, t) for t in kb]
+    entries = [loc.Traced("__getitem__", query_line, t) for t in qb[:queries]]
+    entries += [loc.Traced("__getitem__", key_line, t) for t in kb[:keys]]
+    return loc.Alignment(entries, [stage("output", 60, torch.ones(4, 3))], reference=reference, source=LOOPS)
+
+
+def test_a_loop_that_never_takes_the_reference_s_last_block_is_located_at_its_count():
+    assert rules.loop_cut_short(blocks_case(9)).line == 8  # range(0, S - block + 1, block) on the loop's header
+    assert rules.loop_cut_short(blocks_case(11)).line == 4  # range(n), n = S // block made once
+    assert rules.loop_cut_short(blocks_case(13)).line == 18  # a helper's one return range(...)
+    assert rules.first_divergence(blocks_case(9)).line == 8
+    # the outer loop stops short too (its inner loop then misses blocks as well): the outer loop's count
+    assert rules.loop_cut_short(blocks_case(9, queries=1)).line == 6
+
+
+def test_every_block_taken_or_a_count_read_as_it_is_gives_no_loop_line():
+    assert rules.loop_cut_short(blocks_case(9, keys=3)) is None  # every block the reference takes
+    assert rules.loop_cut_short(blocks_case(15)) is None  # range(0, S, block): S is the size as it is, not the count
+    assert rules.loop_cut_short(blocks_case(9, query_line=99)) is None  # the loop around it is not seen taking its blocks
+    al = blocks_case(9)
+    al.raised = {"type": "RuntimeError", "line": 9}
+    assert rules.loop_cut_short(al) is None  # a raise ended the loops
+    assert rules.loop_cut_short(blocks_case(32, query_line=21)) is None  # the loop breaks: the break, not the count
+    # a break where the block reaches past the queries' block (a triangle, as causal tiles cut) leaves the count
+    assert rules.loop_cut_short(blocks_case(25, query_line=21)).line == 22
+    shuffled = blocks_case(9)
+    shuffled.entries[2:4] = shuffled.entries[3:1:-1]
+    assert rules.loop_cut_short(shuffled) is None  # not the reference's order: blocks skipped here and there
+    assert rules.loop_cut_short(blocks_case(28, query_line=21)) is None  # a condition guards the block

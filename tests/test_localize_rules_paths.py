@@ -76,3 +76,29 @@ def test_a_module_with_a_switch_is_traced_again_with_it_on_and_one_without_once(
     assert {k for k, v in other["init"].items() if v != first["init"][k]} == set(other["path"]) and all(other["path"].values())
     plain = next(e for e in catalog.exercises if e.kind == "module" and not any(isinstance(v, bool) for v in e.config.values()))
     assert isinstance(loc.trace_call(plain, Harness(plain, None)), dict)
+
+
+SPREAD = """import math
+import torch.nn.functional as F
+def attend(q, k, v, fused=False):
+    if fused:
+        o = F.scaled_dot_product_attention(q / math.sqrt(q.shape[-1]), k, v,
+                                           is_causal=True)
+    else:
+        o = (q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5).softmax(-1) @ v
+    return o.transpose(1, 2)
+"""
+
+
+def test_an_operator_written_whole_on_one_line_of_a_call_over_several_is_that_line():
+    g = torch.Generator().manual_seed(4)
+    q, right = torch.randn(2, 2, 4, 3, generator=g, dtype=torch.float64), torch.randn(2, 2, 4, 3, generator=g, dtype=torch.float64)
+    stages = [stage("queries", 3, q), stage("merged", 9, right.transpose(1, 2))]
+
+    def case(op):
+        entries = [loc.Traced(op, 5, q / 7), loc.Traced("scaled_dot_product_attention", 5, right + 1),
+                   loc.Traced("transpose", 9, (right + 1).transpose(1, 2))]
+        return loc.Alignment(entries, stages, source=SPREAD, ran=frozenset({8, 9}))
+    found = rules.other_path(case("div"))
+    assert found is not None and found.line == 5, found  # q / sqrt(d): the op is on line 5, whatever line 6 passes
+    assert rules.other_path(case("softmax")) is rules.ABSTAIN  # no operator of that kind written on the line

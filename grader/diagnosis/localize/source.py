@@ -734,3 +734,81 @@ def discarded_at(source: str, step: str) -> list[int]:
                 name == "dropout" or is_self_attribute(f) and "drop" in f.attr.lower()):
             found.append(n.lineno)
     return sorted(found)
+
+
+def loops_at(tree: ast.Module, line: int) -> list[ast.For | ast.While]:
+    """The loops whose body holds `line`, outermost first, within its innermost function."""
+    func = function_at(tree, line)
+    if func is None:
+        return []
+    loops = [n for n in walk(func) if isinstance(n, (ast.For, ast.While)) and n.body
+             and (n.body[0].lineno <= line <= (n.end_lineno or n.lineno) or n.lineno == line)]
+    return sorted(loops, key=lambda n: n.lineno)
+
+
+def count_made_at(source: str, loop: ast.For) -> int | None:
+    """The line where how many times `for ... in range(...)` runs is decided: the header, when its range computes the
+    bound itself (`range(0, S - bs + 1, bs)`); the one statement assigning the one local name it reads, when that
+    statement computes it (`n = S // bs`, then `range(n)`); else None (a parameter, a size read as it is, a name
+    assigned twice, an iterator that is no range)."""
+    it = loop.iter
+    tree = parse(source)
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id != "range":
+        return helper_range(tree, it.func.id)
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and not it.keywords):
+        return None
+    if any(not isinstance(a, (ast.Name, ast.Constant)) for a in it.args):
+        return loop.lineno
+    func = function_at(tree, loop.lineno)
+    params = {a.arg for a in walk(func.args) if isinstance(a, ast.arg)}
+    made = []
+    for a in it.args:
+        if not isinstance(a, ast.Name):
+            continue
+        where = assigned_lines(func, a.id)
+        loop_vars = {n.id for f in walk(func) if isinstance(f, ast.For) for n in walk(f.target) if isinstance(n, ast.Name)}
+        if a.id in params or a.id in loop_vars or len(where) != 1:
+            return None
+        line = next(iter(where))
+        if not reads_size(source, line):
+            made.append(line)
+    return made[0] if len(made) == 1 else None
+
+
+def helper_range(tree: ast.Module, name: str) -> int | None:
+    """The line of the one return of the file's function `name` when it returns a range computing its bound itself."""
+    defs = [n for n in walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name]
+    if len(defs) != 1:
+        return None
+    returns = [n for n in walk(defs[0]) if isinstance(n, ast.Return)]
+    if len(returns) != 1:
+        return None
+    v = returns[0].value
+    if not (isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "range" and not v.keywords):
+        return None
+    return returns[0].lineno if any(not isinstance(a, (ast.Name, ast.Constant)) for a in v.args) else None
+
+
+def skips_blocks(tree: ast.Module, loop: ast.For | ast.While, line: int) -> bool:
+    """The loop may leave out iterations other than by its count: a break or continue of its own (unless its
+    condition reads where a loop around it is, `if j0 > i0: break`: a triangle, as causal tiles cut), or an `if`
+    between its header and the statement on `line` (the block may not be taken on every iteration)."""
+    def own(node):  # the statements under node that belong to this loop, not to a loop nested in it
+        for child in ast.iter_child_nodes(node):
+            yield child
+            if not isinstance(child, (ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                yield from own(child)
+    around = [n for n in loops_at(tree, loop.lineno) if n is not loop]
+    where = {x.id for a in around if isinstance(a, ast.For) for x in walk(a.target) if isinstance(x, ast.Name)}
+    where |= {x.id for a in around for st in a.body if not (st.lineno <= loop.lineno <= (st.end_lineno or st.lineno))
+              for x in walk(st) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
+    where -= {x.id for x in walk(loop.target) if isinstance(x, ast.Name)} if isinstance(loop, ast.For) else set()
+    for test in (n.test for n in own(loop) if isinstance(n, ast.If)
+                 and any(isinstance(b, (ast.Break, ast.Continue)) for b in n.body + n.orelse)):
+        if not where & {x.id for x in walk(test) if isinstance(x, ast.Name)}:
+            return True
+    if any(isinstance(n, (ast.Break, ast.Continue)) for n in own(loop)
+           if not any(isinstance(i, ast.If) and n in i.body + i.orelse for i in own(loop))):
+        return True
+    return any(isinstance(n, (ast.If, ast.Try, ast.With, ast.Match)) and n.lineno <= line <= (n.end_lineno or n.lineno)
+               and loop.lineno < n.lineno for n in walk(loop))

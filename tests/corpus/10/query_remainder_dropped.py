@@ -1,7 +1,7 @@
 # expect: tiled_remainder_dropped
 # the query loop stops at the last full block: the last, shorter block of queries is never computed, so the output
 # has fewer rows than the queries (the key loop is right).
-# bug-lines: 13
+# bug-lines: 14
 import math
 
 import torch

@@ -27,7 +27,7 @@ from grader.diagnosis.localize.rules.dropout import dropout_misplaced, training_
 from grader.diagnosis.localize.rules.kinds import ADDS, CASTS, MOVES, NOT_THE_MASK, PATTERN, PRODUCTS, REARRANGE
 from grader.diagnosis.localize.rules.layout import (computed_twice, input_laid_out_otherwise, merged_otherwise, roles_swapped, scrambled_layout,
                                                     swapped_roles)
-from grader.diagnosis.localize.rules.loop import first_divergence
+from grader.diagnosis.localize.rules.loop import first_divergence, loop_cut_short
 from grader.diagnosis.localize.rules.missing import missing_step, nothing_after, step_skipped, unused_result
 from grader.diagnosis.localize.rules.paths import other_path
 from grader.diagnosis.localize.rules.raised import raised_here
@@ -40,7 +40,7 @@ from grader.diagnosis.localize.rules.values import (added_operand, built_before,
 
 __all__ = ["ABSTAIN", "ADDS", "Abstain", "CASTS", "MOVES", "NOT_THE_MASK", "PATTERN", "PRODUCTS", "REARRANGE", "added_operand", "built_before", "computed_twice",
            "dropout_misplaced", "dropped_from", "fill_then_more", "first_difference", "first_divergence", "frequencies_only", "half_precision",
-           "input_laid_out_otherwise", "line_result", "lost_precision", "merged_otherwise", "missing_step", "moved_before", "nothing_after",
+           "input_laid_out_otherwise", "line_result", "loop_cut_short", "lost_precision", "merged_otherwise", "missing_step", "moved_before", "nothing_after",
            "other_path", "other_roles", "other_shape", "out_of_order", "products", "raised_here", "rearranged_input", "roles_swapped",
            "scaled_earlier", "scaled_reference", "scrambled_layout", "several_masks", "shaped_elsewhere", "split_otherwise", "step_skipped", "swapped_roles",
            "training_pass", "unexplained_elsewhere", "untraced_angles", "untraced_reads", "unused_result", "value_built_before", "wrong_mask", "wrong_table"]

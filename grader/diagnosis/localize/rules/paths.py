@@ -44,11 +44,24 @@ def spans_lines(source: str, line: int) -> bool:
     return stmt is None or (stmt.end_lineno or stmt.lineno) != stmt.lineno
 
 
+ARITH = {"div", "mul", "add", "sub", "true_divide", "multiply", "__truediv__", "__mul__", "__rmul__", "__add__",
+         "__radd__", "__sub__", "__rsub__"}
+
+
+def operator_on_line(source: str, line: int, op: str) -> bool:
+    """An arithmetic op the statement on `line` writes whole on that line (`q / math.sqrt(d)` as the first argument of a
+    call spanning several lines): the traced op is that expression, not an argument written on another line."""
+    tree = parse(source)
+    stmt = statement_at(tree, line) if tree is not None else None
+    return stmt is not None and op in ARITH and any(
+        isinstance(n, ast.BinOp) and n.lineno == line == (n.end_lineno or n.lineno) for n in ast.walk(stmt))
+
+
 def other_path(al: Alignment):
     """The traced call before this one ran every stage right (the same weights and input with the switch off), so the
     lines it ran compute right values. The first entry that differs on this path is on a line only this path runs:
     that line, unless it reads a value made elsewhere (a setting, a helper's argument, a buffer) or spans several
-    lines (which of its arguments differs is not known). An entry that
+    lines (which of its arguments differs is not known, unless the entry is an arithmetic op written whole on its line). An entry that
     differs on a line both paths run (`q = q * scale` before the branch, right for the manual path, which does not
     scale again) makes the shared line and this path's call equally suspect: no line."""
     if not al.ran or al.pick is None:
@@ -58,7 +71,8 @@ def other_path(al: Alignment):
         return ABSTAIN  # a value both paths use differs here: right for the other path, or wrong for both
     if any(x.line != e.line for j, x in al.rest if j < i):
         return ABSTAIN  # several of this path's lines differ before it: which one starts it is not known
-    if reads_setting(al.source, e.line, {x.line for x in al.entries}) or spans_lines(al.source, e.line):
+    if reads_setting(al.source, e.line, {x.line for x in al.entries}) or (
+            spans_lines(al.source, e.line) and not operator_on_line(al.source, e.line, e.op)):
         return ABSTAIN
     evidence = (f"{al.prefix()}the same weights and input give every stage right on the other path; on this one, "
                 f"line {e.line} ({e.op}), which only this path runs, is the first that differs")
