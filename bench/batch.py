@@ -132,6 +132,26 @@ Left: the 0.3 s target needs the worker's cost per grade (fork, faults, ~23 modu
 cut, which a plan-then-run grading model (the checks declare their calls, the worker answers them in one frame)
 would do, at the price of running calls in another order than the checks do (a hang or a forbidden call would
 then fail checks that passed before it): not done here.
+Twelfth session (issue 23, item 4). Profiled first on a quiet machine (load 2.5, grade_cost.py, 30 grades): 147 ms
+of CPU per grade, grader 68 (localization 18, pytest's per-check machinery ~10, check bodies 10, frames 9, policy
+4, diagnosis 4), worker 69 (user 71, sys 14 per isolated worker: its boot after the fork 12-23 ms, of which the
+private root's binds ~9, Landlock ~3, seccomp 0-6), fork and exit ~10. The worker's requests replayed in a plain
+fork: 55-60 ms per grade, a third of it the forbidden-API watch's torch-function mode (~2850 torch calls per grade
+pass through it; its own body ~4 ms of that), Linear's random init ~10 (every run builds the module again), the
+Unchanged check ~3. One ex-4 module run under the watch made 130 torch calls: building 21, casting to float64 39,
+the no-op .to(cpu) 40, the forward 23. This script, quiet machine: marginal 0.48 s wall, 0.85 s CPU per
+submission. Plan-then-run would save the frames' ~9 ms grader and ~5 ms worker per grade (17-23 frames), under
+10% of the CPU, which is what 2 jobs on 2 cores are bound by; not built.
+Cut: Unchanged compares by identity in C first; run() leaves out a .to(cpu) that would change nothing (stays()).
+Replayed, min of 4 rounds: worker 66.5 -> 60.8 ms per grade, replies byte-identical. --against 2745625 (30
+submissions, 6 small; load 4.2-10.5): marginal CPU 1.33 -> 1.13 s per submission (0.85x), gradebooks equal.
+peer_otter.py --files 16 after (load 6-13): 2.55x per file, 5.23x on the cohort, no pass/fail disagreement; at that
+load the cohort (16 files, 2 slots) is mostly the batch's start-up: 4 torch imports (2 pool processes, 2 fork
+servers, ~2.3 s of CPU each) against ~0.2 s of CPU per grade. cold_grade.py --runs 5, old then new (load 2.7-3.8):
+1.31x and 1.39x (noise: neither change touches a cold grade's path).
+Left: at ~130 ms of CPU per grade, 2 cores give ~0.33 s per submission at best. The rest is mostly per-call work
+(a module built, cast and loaded under the watch for each of ~27 run calls; reusing one module across calls would
+carry a submission's own state) and per-worker isolation (binds, Landlock, seccomp: sandbox code).
 """
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ import importlib.util
 import inspect
 import io
 import json
+import operator
 import os
 import pkgutil
 import sys
@@ -304,6 +305,47 @@ class WideScores(RuntimeError):
     """Raised by the largest-tensor probe once its data flow has found scores wider than a tile."""
 
 
+# what Module.to() runs of a module's own classes: a module whose class (below nn.Module) defines one is moved as before
+MOVED_THROUGH = frozenset({"to", "_apply", "children", "named_children", "__getattr__", "__getattribute__",
+                           "__setattr__", "__delattr__", "__dict__"})
+_DEVICE = torch._C.TensorBase.device.__get__  # a tensor's device, whatever its class defines
+MAX_MODULES = 256
+
+
+def stays(module, device: torch.device) -> bool:
+    """Whether module.to(device) would change nothing and run none of the submission's code, so run() leaves it out:
+    device is the CPU, every module of the tree appears once, is of a class that defines none of MOVED_THROUGH, and
+    holds only plain CPU tensors (Module.to then returns each as it is, and sets each parameter's data to itself).
+    Anything else (a tensor subclass, another device, a submodule twice or in a cycle, a tree it cannot read) is
+    moved by to() as before. Called under the watch, as to() was (a class's __mro__ or vars() could be its own)."""
+    if device.type != "cpu" or torch.__future__.get_overwrite_module_params_on_conversion() \
+            or torch.__future__.get_swap_module_params_on_conversion():
+        return False
+    seen, todo = set(), [module]
+    while todo:
+        m = todo.pop()
+        if id(m) in seen or len(seen) >= MAX_MODULES:
+            return False
+        seen.add(id(m))
+        for cls in type(m).__mro__:
+            if cls is torch.nn.Module:
+                break
+            if not MOVED_THROUGH.isdisjoint(vars(cls)):
+                return False
+        else:
+            return False
+        state = object.__getattribute__(m, "__dict__")
+        parts = [state.get(name) for name in ("_parameters", "_buffers", "_modules")]
+        if not all(type(part) is dict for part in parts):
+            return False
+        for name, kind in (("_parameters", torch.nn.Parameter), ("_buffers", torch.Tensor)):
+            for t in state[name].values():
+                if t is not None and (type(t) is not kind or _DEVICE(t).type != "cpu"):
+                    return False
+        todo += [child for child in state["_modules"].values() if child is not None]
+    return True
+
+
 PLAIN_TENSORS = (torch.Tensor, torch.nn.Parameter, OnDevice)  # OnDevice: the emulated device's own, not a submission's
 
 
@@ -331,9 +373,21 @@ class Unchanged:
 
     def __init__(self, classes=GUARDED_CLASSES):
         self.tables = [(cls, vars(cls), dict(vars(cls))) for cls in classes]
+        self.order = [(live, tuple(kept), tuple(kept.values())) for _, live, kept in self.tables]
+
+    def same(self) -> bool:
+        """Every table holds the same names, in the same order, bound to the same objects: compared by identity in C
+        (it runs after every call). False is not a verdict: changed() then looks name by name."""
+        try:
+            return all(len(live) == len(names) and all(map(operator.is_, live, names))
+                       and all(map(operator.is_, live.values(), values)) for live, names, values in self.order)
+        except RuntimeError:  # a table changed size while it was read
+            return False
 
     def changed(self) -> str | None:
         """The first attribute of theirs that was changed, added or removed since (None: none was)."""
+        if self.same():
+            return None
         for cls, live, kept in self.tables:
             if len(live) != len(kept) or any(live.get(name, _ABSENT) is not value for name, value in kept.items()):
                 names = [n for n in set(live) | set(kept) if type(n) is str and live.get(n, _ABSENT) is not kept.get(n, _ABSENT)]
@@ -481,7 +535,7 @@ class Worker:
             with self.guarded():
                 fn = fn.to(dtype=dtype)  # before loading: no float32 rounding
                 self.load_params(fn, tensors)
-                fn = to_device(fn, emulated) if emulated else fn.to(device)
+                fn = to_device(fn, emulated) if emulated else fn if stays(fn, device) else fn.to(device)
                 fn.train(bool(req.get("train", False)))
                 params = dict(fn.named_parameters())
         else:
