@@ -13,7 +13,8 @@ PARTS = {"dev": "[0-9][0-9]/*.py", "heldout": "[0-9][0-9]/heldout/*.py", "realwo
          "fresh4": "[0-9][0-9]/fresh4/*.py", "realworld3": "[0-9][0-9]/realworld3/*.py",
          "fresh5": "[0-9][0-9]/fresh5/*.py", "realworld4": "[0-9][0-9]/realworld4/*.py",
          "fresh6": "[0-9][0-9]/fresh6/*.py", "realworld5": "[0-9][0-9]/realworld5/*.py",
-         "fresh7": "[0-9][0-9]/fresh7/*.py", "realworld6": "[0-9][0-9]/realworld6/*.py"}
+         "fresh7": "[0-9][0-9]/fresh7/*.py", "realworld6": "[0-9][0-9]/realworld6/*.py",
+         "fresh8": "[0-9][0-9]/fresh8/*.py", "realworld7": "[0-9][0-9]/realworld7/*.py"}
 UNSEEN = tuple(part for part in PARTS if part != "dev")
 
 

@@ -1,0 +1,24 @@
+# expect: runtime_error
+# bug-lines: 23
+import math
+
+import torch
+import torch.nn as nn
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def forward(self, x):
+        q = self.W_query(x)
+        k = self.W_key(x)
+        v = self.W_value(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_out)
+        # softmax in single precision for stability
+        weights = torch.softmax(scores, dim=-1, dtype=torch.float32)
+        return weights @ v
