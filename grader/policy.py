@@ -275,6 +275,31 @@ def _folded(node: ast.AST) -> str | None:
 STORE_ROOTS = frozenset({"self", "ctx", "cls"})  # a method's receiver: whose attributes a submission may set
 
 
+def _bound_once(nodes: list[ast.AST]) -> set[str]:
+    """The names the file binds exactly once, in any of the ways _bound_names counts."""
+    count: dict[str, int] = {}
+    for node in nodes:
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            name = node.id
+        elif isinstance(node, ast.arg):
+            name = node.arg
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            name = node.name
+        elif isinstance(node, ast.alias):
+            name = node.asname or node.name.split(".")[0]
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            name = node.name
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            name = node.rest
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            count.update({n: 2 for n in node.names})
+            continue
+        else:
+            continue
+        count[name] = count.get(name, 0) + 1
+    return {name for name, n in count.items() if n == 1}
+
+
 def _plain_methods(nodes: list[ast.AST]) -> dict[str, set[str]]:
     """Own class -> the methods that take an instance (not static or class methods)."""
     out = {}
@@ -354,6 +379,11 @@ class _Checker(ast.NodeVisitor):
         stored = {n.attr for n in nodes if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load)}
         self.own_methods = {item.name for cls in nodes if isinstance(cls, ast.ClassDef) for item in cls.body
                             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))} - stored
+        once = _bound_once(nodes)
+        self.class_functions = {(cls.name, item.name) for cls in nodes if isinstance(cls, ast.ClassDef)
+                                and cls.name in once for item in cls.body
+                                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                and item.name in self.own_methods}  # Own.name: a class the file binds once, its def
         self.methods: list[str | None] = []  # per enclosing function: its receiver (first parameter) if a method
         self.parameters: list[set[str]] = []  # per enclosing function body: its parameters' names
         self.declared = {name for n in nodes if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
@@ -477,9 +507,11 @@ class _Checker(ast.NodeVisitor):
             resolved = [*self.aliases[dotted[0]].split("."), *dotted[1:]]
             if self.check_forbidden(node, ".".join(resolved)) or not self.step(node, resolved, shown):
                 return
-        elif name in self.forbidden.values() and not (dotted == ["self", name] and name in self.own_methods):
-            # self.name is the file's own method of that name (litgpt's scaled_dot_product_attention) only when it
-            # is defined in a class and never assigned; the worker refuses the forbidden kernel at run time anyway
+        elif name in self.forbidden.values() and not (dotted == ["self", name] and name in self.own_methods) \
+                and not (len(dotted) == 2 and (dotted[0], name) in self.class_functions):
+            # self.name or Own.name is the file's own method of that name (litgpt's scaled_dot_product_attention)
+            # only when it is defined in a class and never assigned; the worker refuses the forbidden kernel at run
+            # time anyway
             self.flag(node, "forbidden_api", f"{name} is not allowed in this exercise: write the computation yourself")
             return
         elif not self.value_attribute(name) and not proven:

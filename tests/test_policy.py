@@ -264,6 +264,21 @@ def test_a_method_of_the_files_own_named_like_a_forbidden_api_is_its_own():
     assert "forbidden_api" in [rule for rule, _ in rules(OWN_METHOD.replace("self.scaled_dot", "q.scaled_dot", 1))]
 
 
+
+def test_a_static_method_of_the_files_own_class_named_like_a_forbidden_api_is_its_own():
+    """A published cross-attention calls its own static method as CrossAttention.scaled_dot_product_attention(...):
+    the file's when the class is bound once and nothing assigns the attribute; a rebound class name, an
+    attribute assigned from torch's function or another receiver's attribute of that name stays refused."""
+    own = OWN_METHOD.replace("        return self.scaled_dot", "        return Attention.scaled_dot", 1).replace(
+        "    def scaled_dot_product_attention(self, q, k, v):", "    @staticmethod\n    def scaled_dot_product_attention(q, k, v):")
+    assert rules(own) == []
+    for hostile in (own + "\nAttention = F\n",
+                    own.replace("class Attention(nn.Module):\n",
+                                "class Attention(nn.Module):\n    scaled_dot_product_attention = F.scaled_dot_product_attention\n"),
+                    own + "\ndef f(q):\n    global Attention\n    return Attention.scaled_dot_product_attention(q, q, q)\n",
+                    own.replace("return Attention.scaled_dot", "return Other.scaled_dot", 1)):
+        assert "forbidden_api" in [rule for rule, _ in rules(hostile)], hostile
+
 def test_a_parameter_named_like_a_denied_built_in_is_the_functions_own():
     """forward(self, input), PyTorch's own convention, reads its parameter, not the built-in input(); everywhere
     the name could still be the built-in it stays refused."""
