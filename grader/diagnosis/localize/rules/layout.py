@@ -58,7 +58,8 @@ def input_laid_out_otherwise(al: Alignment):
     i, e, s = moved
     return al.at(e.line, s, f"the {label(s.name)} at line {e.line} have shape {tuple(e.tensor.shape)} where the reference's "
                             f"have {tuple(s.tensor.shape)}: the same numbers, but the tensor at line {al.pick[1].line} "
-                            f"({al.pick[1].op}) then combines the wrong dimensions", None)
+                            f"({al.pick[1].op}) then combines the wrong dimensions", None,
+                 REARRANGED.get(s.name) if s.tensor.dim() >= 4 else None)  # split into heads, then laid out otherwise
 
 
 def swapped_roles(al: Alignment, line: int) -> Localization | None:
