@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import resource
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -242,6 +243,7 @@ def is_untouched(ex: Exercise, source: str) -> bool:
 
 _ZYGOTE: Zygote | None = None
 _ZYGOTE_VITALS = None  # what the fork server started with (it inherits this process's)
+_ZYGOTE_LOCK = threading.RLock()
 _GRADED = False  # a later grade in the same process forks from the warm server
 RLIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
 
@@ -277,12 +279,13 @@ def keep_warm() -> Zygote:
     process with torch already imported, instead of a new interpreter.
     """
     global _ZYGOTE, _ZYGOTE_VITALS
-    if _ZYGOTE is not None and not _healthy(_ZYGOTE):
-        drop_zygote()
-    if _ZYGOTE is None:
-        _ZYGOTE_VITALS = vitals(os.getpid())
-        _ZYGOTE = Zygote().start()
-    return _ZYGOTE
+    with _ZYGOTE_LOCK:  # grades in two threads: one fork server, started or replaced once
+        if _ZYGOTE is not None and not _healthy(_ZYGOTE):
+            drop_zygote()
+        if _ZYGOTE is None:
+            _ZYGOTE_VITALS = vitals(os.getpid())
+            _ZYGOTE = Zygote().start()
+        return _ZYGOTE
 
 
 def fork_from_now_on() -> None:

@@ -368,3 +368,18 @@ def test_after_a_forbidden_call_nothing_remembered_is_answered(zygote, write):
         with pytest.raises(SubmissionError):
             kit.run(None, [x, x, x], n_outputs=2)
         assert sb.answered == 4
+
+
+def test_the_fork_server_answers_each_thread_its_own_reply(zygote):
+    """Grades in two threads of one process (the adversarial tests, a notebook's grading process) share one fork
+    server's socket: each request and its reply go together, or a thread reads the other's reply (a worker reported
+    as gone, a correct file graded `crash`, a thread waiting for an answer already taken)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def ask(seed: int) -> list:
+        # pids no process has: the server answers each with its own pid's code, None
+        return [zygote.exit_status(4_000_000 + seed * 1000 + i, timeout=0) for i in range(150)]
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(ask, range(4)))
+    assert answers == [[None] * 150] * 4
