@@ -33,6 +33,7 @@ REDUCTIONS = {"sum", "amax", "amin", "max", "min", "mean", "logsumexp", "prod", 
               "nanmedian", "kthvalue", "mode", "count_nonzero", "aminmax"}
 FACTORIES = {"new_zeros", "new_ones", "new_full", "new_empty", "new_empty_strided", "zeros_like", "ones_like",
              "full_like", "empty_like", "rand_like", "randn_like", "randint_like"}  # a shape taken, no values
+LIFTS = {"lift_fresh", "lift_fresh_copy"}  # torch.tensor(data), torch.as_tensor(data): values from Python
 CONTRACTIONS = {"mm", "bmm", "baddbmm", "addmm", "addbmm", "mv", "dot", "vdot", "matmul"}
 
 
@@ -118,6 +119,7 @@ class ScoreFlow:
     def after(self, func, args, kwargs, out) -> None:
         tagged = [(t, tag) for t in _tensors((args, kwargs)) if (tag := self.get(t)) is not None]
         if not tagged:
+            self.lifted(func, out)
             return
         deps = frozenset().union(*(tag.deps for _, tag in tagged))
         name = func._overloadpacket.__name__.rstrip("_") if hasattr(func, "_overloadpacket") else str(func)
@@ -135,6 +137,13 @@ class ScoreFlow:
                         if all(d is not o for o in outs):
                             self.put(d, self.generic(d, tagged), deps)
                         self.into_base(d)
+
+    def lifted(self, func, out) -> None:
+        """A tensor made from Python data (torch.tensor(x.tolist())) carries no tags: one larger than a tile of
+        scores may hold anything the sources did, so every dimension is taken to hold query and key positions."""
+        name = func._overloadpacket.__name__ if hasattr(func, "_overloadpacket") else ""
+        if name in LIFTS and isinstance(out, torch.Tensor) and out.numel() > self.block * self.block:
+            self.put(out, _everywhere(_SIZE(out), {"q", "k"}), frozenset({"q", "k"}))
 
     def into_base(self, view) -> None:
         """What was written into a view is held by the tensor it views: its dimensions found by their strides."""

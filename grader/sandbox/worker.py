@@ -178,12 +178,11 @@ def _foreign(values, depth: int = 0) -> type | None:
     """The type of the first value in values (a call's arguments) a graded call may not hand to torch, or None."""
     for v in values:
         kind = type(v)
-        if kind in CONTAINERS:
-            if kind is not torch.Size:
-                if depth >= 4:
-                    return kind
-                if (inner := _foreign(v, depth + 1)) is not None:
-                    return inner
+        if kind in CONTAINERS:  # a torch.Size too: it keeps the objects it was built from (an int subclass's)
+            if depth >= 4:
+                return kind
+            if (inner := _foreign(v, depth + 1)) is not None:
+                return inner
         elif kind is dict:
             if depth >= 4 or not all(type(k) is str for k in v):
                 return kind
