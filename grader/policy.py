@@ -216,22 +216,25 @@ def _called(call: ast.Call) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
-def _bound_names(nodes: list[ast.AST]) -> set[str]:
-    """Every name the file binds (variables, parameters, functions, classes, imports, except targets): a built-in
-    name the file rebinds is its own value, not the built-in."""
-    bound = set()
+def _bindings(nodes: list[ast.AST]):
+    """Each name the file binds, once per binding (variables, parameters, functions, classes, imports, except
+    targets)."""
     for node in nodes:
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            bound.add(node.id)
+            yield node.id
         elif isinstance(node, ast.arg):
-            bound.add(node.arg)
+            yield node.arg
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
+            yield node.name
         elif isinstance(node, ast.alias):
-            bound.add(node.asname or node.name.split(".")[0])
+            yield node.asname or node.name.split(".")[0]
         elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.add(node.name)
-    return bound
+            yield node.name
+
+
+def _bound_names(nodes: list[ast.AST]) -> set[str]:
+    """Every name the file binds: a built-in name the file rebinds is its own value, not the built-in."""
+    return set(_bindings(nodes))
 
 
 def _own_attributes(nodes: list[ast.AST]) -> set[str]:
@@ -276,28 +279,15 @@ STORE_ROOTS = frozenset({"self", "ctx", "cls"})  # a method's receiver: whose at
 
 
 def _bound_once(nodes: list[ast.AST]) -> set[str]:
-    """The names the file binds exactly once, in any of the ways _bound_names counts."""
+    """The names the file binds exactly once (_bindings, and a match pattern's captures); a name declared global or
+    nonlocal anywhere is never bound once."""
     count: dict[str, int] = {}
-    for node in nodes:
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            name = node.id
-        elif isinstance(node, ast.arg):
-            name = node.arg
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            name = node.name
-        elif isinstance(node, ast.alias):
-            name = node.asname or node.name.split(".")[0]
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            name = node.name
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            name = node.rest
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            count.update({n: 2 for n in node.names})
-            continue
-        else:
-            continue
+    captures = (n.name if isinstance(n, (ast.MatchAs, ast.MatchStar)) else n.rest for n in nodes
+                if isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name or isinstance(n, ast.MatchMapping) and n.rest)
+    for name in (*_bindings(nodes), *captures):
         count[name] = count.get(name, 0) + 1
-    return {name for name, n in count.items() if n == 1}
+    declared = {name for n in nodes if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+    return {name for name, n in count.items() if n == 1 and name not in declared}
 
 
 def _plain_methods(nodes: list[ast.AST]) -> dict[str, set[str]]:

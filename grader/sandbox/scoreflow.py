@@ -118,11 +118,11 @@ class ScoreFlow:
     # -- one op --------------------------------------------------------------------------
     def after(self, func, args, kwargs, out) -> None:
         tagged = [(t, tag) for t in _tensors((args, kwargs)) if (tag := self.get(t)) is not None]
+        name = func._overloadpacket.__name__.rstrip("_") if hasattr(func, "_overloadpacket") else str(func)
         if not tagged:
-            self.lifted(func, out)
+            self.lifted(name, out)
             return
         deps = frozenset().union(*(tag.deps for _, tag in tagged))
-        name = func._overloadpacket.__name__.rstrip("_") if hasattr(func, "_overloadpacket") else str(func)
         if name in FACTORIES:
             return
         outs = [o for o in (out if isinstance(out, (tuple, list)) else [out]) if isinstance(o, torch.Tensor)]
@@ -138,10 +138,9 @@ class ScoreFlow:
                             self.put(d, self.generic(d, tagged), deps)
                         self.into_base(d)
 
-    def lifted(self, func, out) -> None:
+    def lifted(self, name: str, out) -> None:
         """A tensor made from Python data (torch.tensor(x.tolist())) carries no tags: one larger than a tile of
         scores may hold anything the sources did, so every dimension is taken to hold query and key positions."""
-        name = func._overloadpacket.__name__ if hasattr(func, "_overloadpacket") else ""
         if name in LIFTS and isinstance(out, torch.Tensor) and out.numel() > self.block * self.block:
             self.put(out, _everywhere(_SIZE(out), {"q", "k"}), frozenset({"q", "k"}))
 

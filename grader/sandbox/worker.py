@@ -169,7 +169,7 @@ def run_backward(loss: torch.Tensor) -> None:
 # from C++ with this watch and every other mode popped (x in h, torch.tensor(deque([h]))). Exact types: a subclass
 # can claim any __module__.
 PLAIN_VALUES = frozenset({int, float, bool, complex, str, bytes, type(None), type(Ellipsis), torch.dtype, torch.device,
-                          torch.layout, torch.memory_format, torch.Generator, torch.Size, torch.Tensor,
+                          torch.layout, torch.memory_format, torch.Generator, torch.Tensor,
                           torch.nn.Parameter, OnDevice, torch.finfo, torch.iinfo})
 CONTAINERS = frozenset({list, tuple, torch.Size})
 
